@@ -1,0 +1,69 @@
+"""mna: modified nodal analysis of electrical, mechanical, fluid and thermal systems.
+
+>>> import mna
+>>> circuit = mna.read_string("divider\\nV1 in 0 10\\nR1 in out 1k\\nR2 out 0 1k\\n.op\\n")
+>>> mna.operating_point(circuit)["V(out)"]
+5.0
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mna import analysis, elements  # noqa: F401  (registers elements and analyses)
+from mna.analysis.op import OperatingPoint
+from mna.assembly import assemble
+from mna.circuit import Circuit
+from mna.errors import (
+    ConvergenceError,
+    DescriptorIndexError,
+    MnaError,
+    NetlistError,
+    SingularSystemError,
+    TopologyError,
+)
+from mna.netlist.elaborate import elaborate
+from mna.netlist.parser import parse_file, parse_text
+from mna.results import OperatingPointResult, Result, TableResult, write_results
+from mna.system import DescriptorSystem
+
+
+def read(path: str | Path) -> Circuit:
+    """Read and elaborate the netlist file at `path`."""
+    return elaborate(parse_file(path))
+
+
+def read_string(text: str, filename: str = "<string>") -> Circuit:
+    """Read and elaborate netlist `text` (its first line is the title)."""
+    return elaborate(parse_text(text, filename))
+
+
+def run(circuit: Circuit) -> list[Result]:
+    """Perform every analysis the netlist asks for, in order."""
+    return [spec.run(circuit) for spec in circuit.analyses]
+
+
+def operating_point(circuit: Circuit) -> OperatingPointResult:
+    """The DC operating point of `circuit`, whatever analyses its netlist names."""
+    return OperatingPoint().run(circuit)
+
+
+__all__ = [
+    "Circuit",
+    "ConvergenceError",
+    "DescriptorIndexError",
+    "DescriptorSystem",
+    "MnaError",
+    "NetlistError",
+    "OperatingPointResult",
+    "Result",
+    "SingularSystemError",
+    "TableResult",
+    "TopologyError",
+    "assemble",
+    "operating_point",
+    "read",
+    "read_string",
+    "run",
+    "write_results",
+]

@@ -1,0 +1,253 @@
+"""Unknown numbering and the `Stamper`: the only code that writes matrix entries.
+
+Elements call the stamp patterns here with node keys or unknown indices; ground rows and
+columns are dropped in `MatrixBuilder.add` and nowhere else. The same stamps build a numeric
+system (floats, scipy CSC) or a symbolic one (sympy), depending on the backend.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+import scipy.sparse as sp
+import sympy
+
+from mna.domains import across_unit, through_unit
+from mna.errors import NetlistError
+from mna.expr import parameter
+from mna.netlist.fields import GROUND, Value
+from mna.system import DescriptorSystem, InputSignal
+
+if TYPE_CHECKING:
+    from mna.circuit import Circuit, OutputName
+    from mna.elements.base import Element
+
+
+class NumericBackend:
+    """Values as floats, with the top-level parameters (and any overrides) evaluated in order."""
+
+    def __init__(self, circuit: Circuit, overrides: dict[str, float] | None = None):
+        overrides = {k.lower(): v for k, v in (overrides or {}).items()}
+        self.values: dict[sympy.Symbol, float] = {}
+        for name, value in circuit.parameters.items():
+            self.values[parameter(name)] = (
+                float(overrides[name]) if name in overrides else self.evaluate(value)
+            )
+
+    def evaluate(self, value: Value) -> float:
+        if isinstance(value, float):
+            return value
+        result = complex(value.xreplace(self.values).evalf())
+        if result.imag:
+            raise NetlistError(f"expression {value} has the complex value {result}")
+        return result.real
+
+    def sqrt(self, value: float) -> float:
+        return math.sqrt(value)
+
+
+class SymbolicBackend:
+    """Values as sympy expressions; `.param` names stay symbols, numbers become exact."""
+
+    def evaluate(self, value: Value):
+        if isinstance(value, float):
+            return sympy.nsimplify(value, rational=True)
+        return value
+
+    def sqrt(self, value):
+        return sympy.sqrt(value)
+
+
+def _identity(index: int) -> int:
+    return index
+
+
+class MatrixBuilder:
+    """Triplets of one matrix; `row_index`/`col_index` turn node keys into unknown numbers
+    (ground into None, which drops the entry)."""
+
+    def __init__(self, row_index: Callable = _identity, col_index: Callable = _identity):
+        self._row = row_index
+        self._col = col_index
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.values: list = []
+
+    def add(self, row, col, value) -> None:
+        row, col = self._row(row), self._col(col)
+        if row is not None and col is not None:
+            self.rows.append(row)
+            self.cols.append(col)
+            self.values.append(value)
+
+    def conductance(self, a, b, value) -> None:
+        """The four-entry pattern of a branch of admittance `value` between nodes a and b."""
+        self.add(a, a, value)
+        self.add(a, b, -value)
+        self.add(b, a, -value)
+        self.add(b, b, value)
+
+    def transconductance(self, a, b, c, d, value) -> None:
+        """A through variable ``value*(x_c - x_d)`` leaving node a, entering node b."""
+        self.add(a, c, value)
+        self.add(a, d, -value)
+        self.add(b, c, -value)
+        self.add(b, d, value)
+
+    def incidence(self, a, b, column, value=1) -> None:
+        """Unknown `column` (times `value`) flows out of node a and into node b."""
+        self.add(a, column, value)
+        self.add(b, column, -value)
+
+    def across(self, row, a, b, value=1) -> None:
+        """``value*(x_a - x_b)`` in equation `row`."""
+        self.add(row, a, value)
+        self.add(row, b, -value)
+
+    def build(self, shape: tuple[int, int], symbolic: bool):
+        if symbolic:
+            matrix = sympy.zeros(*shape)
+            for row, col, value in zip(self.rows, self.cols, self.values):
+                matrix[row, col] += value
+            return matrix
+        return sp.csc_matrix((np.asarray(self.values, float), (self.rows, self.cols)), shape=shape)
+
+
+class RowBuilder:
+    """One row of an output map; columns are node keys or unknown (or input) numbers."""
+
+    def __init__(self, col_index: Callable = _identity):
+        self._col = col_index
+        self.cols: list[int] = []
+        self.values: list = []
+
+    def add(self, col, value) -> None:
+        col = self._col(col)
+        if col is not None:
+            self.cols.append(col)
+            self.values.append(value)
+
+    def difference(self, a, b, value) -> None:
+        """``value*(x_a - x_b)``."""
+        self.add(a, value)
+        self.add(b, -value)
+
+
+class OutputRow:
+    """One output ``y = p·x + q·x' + r·u``, written by `Element.through` or a node probe."""
+
+    def __init__(self, stamper: Stamper):
+        self.x = RowBuilder(stamper.index_of)
+        self.dx = RowBuilder(stamper.index_of)
+        self.u = RowBuilder()
+
+
+class Stamper:
+    """Numbers the unknowns (nodes, then element branches) and collects G, C, B."""
+
+    def __init__(self, circuit: Circuit, backend):
+        self.circuit = circuit
+        self.backend = backend
+        self.node_index = {key: i for i, key in enumerate(circuit.nodes)}
+        self.unknowns = [f"V({node.name})" for node in circuit.nodes.values()]
+        self.units = [across_unit(node.domain) for node in circuit.nodes.values()]
+        self.branch_index: dict[tuple[int, str], int] = {}
+        for element in circuit.elements:
+            for port in element.branches():
+                self.branch_index[(id(element), port)] = len(self.unknowns)
+                label = element.name if not port else f"{element.name}:{port}"
+                self.unknowns.append(f"I({label})")
+                self.units.append(through_unit(element.branch_domain(port, circuit.domain_of)))
+        self.input_index: dict[int, int] = {}
+        self.input_elements: list[Element] = []
+        self.G = MatrixBuilder(self.index_of, self.index_of)
+        self.C = MatrixBuilder(self.index_of, self.index_of)
+        self.B = MatrixBuilder(self.index_of)
+
+    def index_of(self, item) -> int | None:
+        if isinstance(item, str):
+            return None if item == GROUND else self.node_index[item]
+        return item
+
+    def node(self, key: str) -> int | None:
+        return self.index_of(key)
+
+    def branch(self, element: Element, port: str = "") -> int:
+        return self.branch_index[(id(element), port)]
+
+    def input(self, element: Element) -> int:
+        """The column of B that belongs to source `element` (allocated on first use)."""
+        if id(element) not in self.input_index:
+            self.input_index[id(element)] = len(self.input_elements)
+            self.input_elements.append(element)
+        return self.input_index[id(element)]
+
+    def value(self, value: Value):
+        return self.backend.evaluate(value)
+
+    def sqrt(self, value):
+        return self.backend.sqrt(value)
+
+
+def assemble(
+    circuit: Circuit,
+    overrides: dict[str, float] | None = None,
+    outputs: tuple[OutputName, ...] | None = None,
+    symbolic: bool = False,
+) -> DescriptorSystem:
+    """Stamp every element of `circuit` into a descriptor system.
+
+    `overrides` replaces top-level parameter values (for ``.step`` and ``.dc param``);
+    `outputs` defaults to the circuit's ``.save`` list or its default outputs.
+    """
+    backend = SymbolicBackend() if symbolic else NumericBackend(circuit, overrides)
+    s = Stamper(circuit, backend)
+    for element in circuit.elements:
+        element.stamp(s)
+    outputs = outputs if outputs is not None else circuit.outputs()
+    rows = [_output_row(s, circuit, output) for output in outputs]
+    n, m = len(s.unknowns), len(s.input_elements)
+    evaluate = backend.evaluate
+    inputs = tuple(
+        InputSignal(
+            e.name,
+            e.input_unit(circuit.domain_of),
+            e.dc_value(evaluate) if not symbolic else 0.0,
+            e.ac_value(evaluate) if not symbolic else 0j,
+            e.waveform.resolve(evaluate) if e.waveform is not None and not symbolic else None,
+        )
+        for e in s.input_elements
+    )
+    return DescriptorSystem(
+        G=s.G.build((n, n), symbolic),
+        C=s.C.build((n, n), symbolic),
+        B=s.B.build((n, m), symbolic),
+        unknowns=tuple(s.unknowns),
+        units=tuple(s.units),
+        inputs=inputs,
+        outputs=tuple(circuit.label(o) for o in outputs),
+        output_units=tuple(circuit.unit(o) for o in outputs),
+        P=_stack([r.x for r in rows], (len(rows), n), symbolic),
+        Q=_stack([r.dx for r in rows], (len(rows), n), symbolic),
+        R=_stack([r.u for r in rows], (len(rows), m), symbolic),
+    )
+
+
+def _output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
+    row = OutputRow(s)
+    if output.kind == "V":
+        a, b = (*output.keys, GROUND)[:2]
+        row.x.difference(a, b, 1)
+    else:
+        circuit.elements_by_key[output.keys[0]].through(s, row)
+    return row
+
+
+def _stack(rows: list[RowBuilder], shape: tuple[int, int], symbolic: bool):
+    matrix = MatrixBuilder()
+    for number, row in enumerate(rows):
+        for col, value in zip(row.cols, row.values):
+            matrix.add(number, col, value)
+    return matrix.build(shape, symbolic)

@@ -1,0 +1,112 @@
+"""The elaborated circuit: flat element list, node table with domains, parameters, analyses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, get_args
+
+from mna.domains import Domain, across_unit, through_unit
+from mna.netlist.fields import GROUND, Value
+from mna.netlist.model import SourceLocation
+
+if TYPE_CHECKING:
+    from mna.analysis.base import Analysis
+    from mna.elements.base import Element
+
+Method = Literal["be", "trap", "gear2", "fe"]
+StepControl = Literal["fixed", "adaptive"]
+OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepControl)}
+
+
+@dataclass(frozen=True)
+class Node:
+    key: str
+    name: str
+    domain: Domain
+    location: SourceLocation
+
+
+@dataclass(frozen=True)
+class Options:
+    """``.options`` that `mna` uses; SPICE's defaults."""
+
+    method: Method = "trap"
+    reltol: float = 1e-3
+    abstol: float = 1e-12
+    vntol: float = 1e-6
+    gmin: float = 1e-12
+    maxiter: int = 100
+    stepcontrol: StepControl = "fixed"
+
+
+@dataclass(frozen=True)
+class Model:
+    """A ``.model`` card: a device type and its parameter values."""
+
+    name: str
+    kind: str
+    parameters: dict[str, Value]
+    location: SourceLocation
+
+
+@dataclass(frozen=True)
+class OutputName:
+    """A requested output: ``V(n)``, ``V(a,b)`` or ``I(name)`` with keys as in the circuit."""
+
+    kind: Literal["V", "I"]
+    keys: tuple[str, ...]
+    location: SourceLocation | None = None
+
+
+@dataclass(frozen=True)
+class Circuit:
+    title: str
+    path: str
+    nodes: dict[str, Node]
+    elements: tuple[Element, ...]
+    parameters: dict[str, Value]
+    models: dict[str, Model] = field(default_factory=dict)
+    options: Options = Options()
+    initial: dict[OutputName, Value] = field(default_factory=dict)
+    analyses: tuple[Analysis, ...] = ()
+    saves: tuple[OutputName, ...] = ()
+
+    @property
+    def elements_by_key(self) -> dict[str, Element]:
+        return self._by_key
+
+    def __post_init__(self):
+        object.__setattr__(self, "_by_key", {e.name.lower(): e for e in self.elements})
+
+    def domain_of(self, key: str) -> Domain:
+        return self.nodes[key].domain
+
+    def node_name(self, key: str) -> str:
+        return GROUND if key == GROUND else self.nodes[key].name
+
+    def label(self, output: OutputName) -> str:
+        """The column name of an output, with each name spelled as first written."""
+        if output.kind == "V":
+            return f"V({','.join(self.node_name(k) for k in output.keys)})"
+        return f"I({self.elements_by_key[output.keys[0]].name})"
+
+    def unit(self, output: OutputName) -> str:
+        if output.kind == "V":
+            node = next((k for k in output.keys if k != GROUND), None)
+            return across_unit(self.domain_of(node)) if node else "V"
+        element = self.elements_by_key[output.keys[0]]
+        return through_unit(element.port_domain(self.domain_of))
+
+    def default_outputs(self) -> tuple[OutputName, ...]:
+        """Every node's across variable and the through variable of every element with a
+        through unknown or an input (sources, T-type elements, couplers, controlled sources)."""
+        nodes = tuple(OutputName("V", (key,)) for key in self.nodes)
+        throughs = tuple(
+            OutputName("I", (e.name.lower(),))
+            for e in self.elements
+            if e.reports_through()
+        )
+        return nodes + throughs
+
+    def outputs(self) -> tuple[OutputName, ...]:
+        return self.saves or self.default_outputs()

@@ -1,0 +1,126 @@
+"""Topological reasons for a singular system, found by graph search and reported by name.
+
+Checked at elaboration (always fatal): loops made only of across sources, cut-sets made only
+of through sources, and pieces of the circuit with no connection to the reference at all.
+Checked before a DC solution: loops of across sources and T-type elements (a T-type element is
+a short at DC) and nodes whose every path to the reference runs through A-type elements or
+through sources (open at DC).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import TYPE_CHECKING
+
+from mna.elements.base import Edge, Role
+from mna.errors import TopologyError
+from mna.netlist.fields import GROUND
+
+if TYPE_CHECKING:
+    from mna.circuit import Circuit
+
+
+def check_source_topology(circuit: Circuit) -> None:
+    """Refuse what no analysis can solve: source loops, source cut-sets, unconnected pieces."""
+    _refuse_loops(circuit, {Role.ACROSS_SOURCE}, "loop of across sources")
+    _refuse_isolated(circuit, lambda role: role is not Role.THROUGH_SOURCE, dc=False)
+
+
+def check_dc_topology(circuit: Circuit) -> None:
+    """Refuse what has no DC solution: A-type open, T-type short."""
+    _refuse_loops(circuit, {Role.ACROSS_SOURCE, Role.THROUGH_STORE},
+                  "loop of across sources and T-type elements (a short at DC)")
+    _refuse_isolated(circuit, lambda role: role.conducts_at_dc, dc=True)
+
+
+def _edges(circuit: Circuit) -> list[Edge]:
+    return [edge for element in circuit.elements for edge in element.edges()]
+
+
+def _refuse_loops(circuit: Circuit, roles: set[Role], what: str) -> None:
+    adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
+    for edge in _edges(circuit):
+        if edge.role not in roles:
+            continue
+        path = _path(adjacency, edge.a, edge.b)
+        if path is not None:
+            names = ", ".join(e.element.name for e in [*path, edge])
+            raise TopologyError(f"{what}: {names} (their across variables are not independent)",
+                                edge.element.location)
+        adjacency[edge.a].append((edge.b, edge))
+        adjacency[edge.b].append((edge.a, edge))
+
+
+def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
+    """The edges of a path from `start` to `goal`, or None (breadth-first)."""
+    if start == goal:
+        return []
+    came: dict[str, tuple[str, Edge] | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for neighbour, edge in adjacency[node]:
+            if neighbour in came:
+                continue
+            came[neighbour] = (node, edge)
+            if neighbour == goal:
+                path = []
+                while came[neighbour] is not None:
+                    neighbour, step = came[neighbour]
+                    path.append(step)
+                return path[::-1]
+            queue.append(neighbour)
+    return None
+
+
+def _refuse_isolated(circuit: Circuit, connects, dc: bool) -> None:
+    """Every piece joined by `connects` edges must reach the reference; else say what cuts it off."""
+    edges = _edges(circuit)
+    component = _components(circuit, [e for e in edges if connects(e.role)])
+    grounded = component[GROUND]
+    cut: dict[int, list[Edge]] = defaultdict(list)
+    for edge in edges:
+        ends = {component[edge.a], component[edge.b]}
+        for label in ends - {grounded}:
+            if len(ends) == 2:
+                cut[label].append(edge)
+    for key, node in circuit.nodes.items():
+        label = component[key]
+        if label == grounded:
+            continue
+        members = [circuit.node_name(k) for k in circuit.nodes if component[k] == label]
+        names = ", ".join(members)
+        crossing = cut[label]
+        sources = [e.element.name for e in crossing if e.role is Role.THROUGH_SOURCE]
+        stores = [e.element.name for e in crossing if e.role is Role.ACROSS_STORE]
+        location = crossing[0].element.location if crossing else node.location
+        if sources:
+            extra = f" (with A-type {', '.join(stores)})" if stores else ""
+            raise TopologyError(
+                f"cut-set of through sources{' at DC' if dc else ''}: {', '.join(sources)}{extra} "
+                f"alone join node(s) {names} to the rest, so their through variables must balance "
+                "and the nodes' across variables are undetermined",
+                location,
+            )
+        if stores:
+            raise TopologyError(
+                f"node(s) {names} have no DC path to the reference: they are reached only through "
+                f"A-type elements {', '.join(stores)} (open at DC); add a DC path, or use .tran uic",
+                location,
+            )
+        raise TopologyError(f"node(s) {names} have no path to the reference node 0", location)
+
+
+def _components(circuit: Circuit, edges: list[Edge]) -> dict[str, int]:
+    parent = {key: key for key in [GROUND, *circuit.nodes]}
+
+    def root(key: str) -> str:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for edge in edges:
+        parent[root(edge.a)] = root(edge.b)
+    labels: dict[str, int] = {}
+    return {key: labels.setdefault(root(key), len(labels)) for key in parent}

@@ -1,0 +1,129 @@
+"""The element interface and its registry: one subclass per SPICE prefix, found by name.
+
+An element says which nodes it joins and how (`edges`, for domain inference and topology
+checks), which extra unknowns it needs (`branches`), how it writes into the descriptor system
+(`stamp`), and how its through variable follows from the unknowns (`through`). Analyses only
+ever call these methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, ClassVar
+
+from mna.domains import Domain
+from mna.errors import NetlistError
+from mna.netlist.fields import GROUND
+from mna.netlist.model import SourceLocation
+
+if TYPE_CHECKING:
+    from mna.assembly import OutputRow, Stamper
+    from mna.netlist.fields import FieldReader
+
+
+class Role(Enum):
+    """How a branch behaves for topology: what conducts at DC, what forms loops and cut-sets."""
+
+    DISSIPATOR = "D"
+    ACROSS_STORE = "A"
+    THROUGH_STORE = "T"
+    ACROSS_SOURCE = "across source"
+    THROUGH_SOURCE = "through source"
+    PORT = "coupler port"
+
+    @property
+    def conducts_at_dc(self) -> bool:
+        return self not in (Role.ACROSS_STORE, Role.THROUGH_SOURCE)
+
+
+@dataclass(frozen=True)
+class Edge:
+    element: Element
+    a: str
+    b: str
+    role: Role
+
+
+@dataclass(eq=False)
+class Element:
+    """Base of every element; subclasses set `prefix` and `usage` and are registered by it."""
+
+    name: str
+    location: SourceLocation
+    nodes: tuple[str, ...]
+
+    prefix: ClassVar[str] = ""
+    usage: ClassVar[str] = ""
+    registry: ClassVar[dict[str, type[Element]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        prefix = cls.__dict__.get("prefix")
+        if not prefix:
+            return
+        if prefix in Element.registry:
+            raise TypeError(f"two element classes for prefix {prefix}: "
+                            f"{Element.registry[prefix].__name__} and {cls.__name__}")
+        Element.registry[prefix] = cls
+
+    @staticmethod
+    def class_for(name: str) -> type[Element] | None:
+        """The class whose prefix starts `name`; the longest prefix wins (``TF1`` over ``T``)."""
+        upper = name.upper()
+        matches = [p for p in Element.registry if upper.startswith(p)]
+        return Element.registry[max(matches, key=len)] if matches else None
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Element:
+        raise NotImplementedError
+
+    # -- topology ----------------------------------------------------------------------------
+    def edges(self) -> list[Edge]:
+        """The element's branches: each pair of nodes it joins, with its topological role."""
+        raise NotImplementedError
+
+    def domain_groups(self) -> list[tuple[str, ...]]:
+        """Groups of nodes that must share one domain (the two ends of each branch)."""
+        return [(edge.a, edge.b) for edge in self.edges()]
+
+    def domain_hints(self) -> list[tuple[str, Domain, str]]:
+        """Nodes whose domain this element fixes: (node, domain, reason)."""
+        return []
+
+    def validate(self, domain_of) -> None:
+        """Check the element against its nodes' domains once they are known."""
+
+    def port_domain(self, domain_of) -> Domain:
+        """The domain of the element's through variable `I(name)`: that of its first port."""
+        for node in self.nodes[:2]:
+            if node != GROUND:
+                return domain_of(node)
+        return Domain.ELECTRICAL
+
+    def branch_domain(self, port: str, domain_of) -> Domain:
+        """The domain of the extra unknown `port` (its unit follows from it)."""
+        return self.port_domain(domain_of)
+
+    # -- assembly ----------------------------------------------------------------------------
+    def branches(self) -> tuple[str, ...]:
+        """Names of the extra unknowns this element needs ('' is its own through variable)."""
+        return ()
+
+    def reports_through(self) -> bool:
+        """Whether `I(name)` is a default output: sources, T-type elements and couplers."""
+        return bool(self.branches())
+
+    def stamp(self, s: Stamper) -> None:
+        raise NotImplementedError
+
+    def through(self, s: Stamper, row: OutputRow) -> None:
+        """Write the element's through variable as a combination of unknowns into `row`."""
+        row.x.add(s.branch(self), 1)
+
+    def fail(self, message: str) -> None:
+        raise NetlistError(f"{self.name}: {message}", self.location)
+
+
+def two_terminal_edge(element: Element, role: Role) -> list[Edge]:
+    return [Edge(element, element.nodes[0], element.nodes[1], role)]

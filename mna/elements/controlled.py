@@ -1,0 +1,128 @@
+"""SPICE controlled sources E, G (across-controlled) and F, H (through-controlled), any domains."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mna.elements.base import Edge, Element, Role
+from mna.netlist.fields import FieldReader, Value
+
+
+@dataclass(eq=False)
+class AcrossControlled(Element):
+    """Output port ``n+ n-`` driven by the across variable between ``nc+ nc-``."""
+
+    gain: Value
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader):
+        nodes = tuple(reader.node(what) for what in ("n+", "n-", "nc+", "nc-"))
+        gain = reader.value("gain")
+        reader.done()
+        reader.no_more_options()
+        return cls(reader.name, reader.location, nodes, gain)
+
+    def domain_groups(self):
+        return [self.nodes[:2], self.nodes[2:]]
+
+
+@dataclass(eq=False)
+class VoltageControlledVoltageSource(AcrossControlled):
+    """``across(n+,n-) = gain * across(nc+,nc-)``."""
+
+    prefix = "E"
+    usage = "Ename n+ n- nc+ nc- gain"
+
+    def edges(self):
+        return [Edge(self, *self.nodes[:2], Role.ACROSS_SOURCE)]
+
+    def branches(self):
+        return ("",)
+
+    def stamp(self, s) -> None:
+        k = s.branch(self)
+        s.G.incidence(*self.nodes[:2], k)
+        s.G.across(k, *self.nodes[:2], 1)
+        s.G.across(k, *self.nodes[2:], -s.value(self.gain))
+
+
+@dataclass(eq=False)
+class VoltageControlledCurrentSource(AcrossControlled):
+    """A through variable ``gm * across(nc+,nc-)`` flowing n+ → element → n-."""
+
+    prefix = "G"
+    usage = "Gname n+ n- nc+ nc- gm"
+
+    def edges(self):
+        return [Edge(self, *self.nodes[:2], Role.THROUGH_SOURCE)]
+
+    def stamp(self, s) -> None:
+        s.G.transconductance(*self.nodes, s.value(self.gain))
+
+    def through(self, s, row) -> None:
+        row.x.difference(*self.nodes[2:], s.value(self.gain))
+
+
+@dataclass(eq=False)
+class ThroughControlled(Element):
+    """Output port ``n+ n-`` driven by the through variable of another element."""
+
+    control: str
+    gain: Value
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader):
+        nodes = (reader.node("n+"), reader.node("n-"))
+        control = reader.element("controlling element")
+        gain = reader.value("gain")
+        reader.done()
+        reader.no_more_options()
+        return cls(reader.name, reader.location, nodes, control, gain)
+
+    def validate(self, circuit) -> None:
+        controller = circuit.elements_by_key.get(self.control)
+        if controller is None:
+            self.fail(f"controlling element '{self.control}' is not in the circuit")
+        if "" not in controller.branches():
+            self.fail(f"controlling element {controller.name} has no through-variable unknown "
+                      "(use a V source, an L, E, H, TF or GY)")
+
+    def control_branch(self, s) -> int:
+        return s.branch(s.circuit.elements_by_key[self.control])
+
+
+@dataclass(eq=False)
+class CurrentControlledCurrentSource(ThroughControlled):
+    """A through variable ``gain * I(Vctrl)`` flowing n+ → element → n-."""
+
+    prefix = "F"
+    usage = "Fname n+ n- Vctrl gain"
+
+    def edges(self):
+        return [Edge(self, *self.nodes, Role.THROUGH_SOURCE)]
+
+    def stamp(self, s) -> None:
+        s.G.incidence(*self.nodes, self.control_branch(s), s.value(self.gain))
+
+    def through(self, s, row) -> None:
+        row.x.add(self.control_branch(s), s.value(self.gain))
+
+
+@dataclass(eq=False)
+class CurrentControlledVoltageSource(ThroughControlled):
+    """``across(n+,n-) = r * I(Vctrl)``."""
+
+    prefix = "H"
+    usage = "Hname n+ n- Vctrl transresistance"
+
+    def edges(self):
+        return [Edge(self, *self.nodes, Role.ACROSS_SOURCE)]
+
+    def branches(self):
+        return ("",)
+
+    def stamp(self, s) -> None:
+        k = s.branch(self)
+        s.G.incidence(*self.nodes, k)
+        s.G.across(k, *self.nodes, 1)
+        s.G.add(k, self.control_branch(s), -s.value(self.gain))

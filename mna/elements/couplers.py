@@ -1,0 +1,114 @@
+"""Two-port couplers between any domains (TF, GY) and inductive coupling (K)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mna.elements.base import Edge, Element, Role
+from mna.elements.passive import Inductor
+from mna.netlist.fields import GROUND, FieldReader, Value
+
+
+@dataclass(eq=False)
+class TwoPort(Element):
+    """Ports ``a+ a-`` and ``b+ b-``; `I(name)` is the through variable entering ``a+``."""
+
+    ratio: Value
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader):
+        nodes = tuple(reader.node(what) for what in ("a+", "a-", "b+", "b-"))
+        ratio = reader.value("ratio")
+        reader.done()
+        reader.no_more_options()
+        return cls(reader.name, reader.location, nodes, ratio)
+
+    def edges(self):
+        return [Edge(self, *self.nodes[:2], Role.PORT), Edge(self, *self.nodes[2:], Role.PORT)]
+
+    def validate(self, circuit) -> None:
+        if self.ratio == 0:
+            self.fail("ratio must be non-zero")
+
+
+@dataclass(eq=False)
+class Transformer(TwoPort):
+    """``across(a) = n across(b)``, ``through(a) = -through(b)/n``: lossless by construction."""
+
+    prefix = "TF"
+    usage = "TFname a+ a- b+ b- ratio"
+
+    def branches(self):
+        return ("",)
+
+    def stamp(self, s) -> None:
+        k = s.branch(self)
+        n = s.value(self.ratio)
+        s.G.incidence(*self.nodes[:2], k)
+        s.G.incidence(*self.nodes[2:], k, -n)
+        s.G.across(k, *self.nodes[:2], 1)
+        s.G.across(k, *self.nodes[2:], -n)
+
+
+@dataclass(eq=False)
+class Gyrator(TwoPort):
+    """``across(a) = r through(b)``, ``through(a) = -across(b)/r``; two unknowns, no division."""
+
+    prefix = "GY"
+    usage = "GYname a+ a- b+ b- ratio"
+
+    def branches(self):
+        return ("", "b")
+
+    def branch_domain(self, port, domain_of):
+        return domain_of(self.nodes[2] if self.nodes[2] != GROUND else self.nodes[3]) if port else (
+            self.port_domain(domain_of))
+
+    def stamp(self, s) -> None:
+        ka, kb = s.branch(self), s.branch(self, "b")
+        r = s.value(self.ratio)
+        s.G.incidence(*self.nodes[:2], ka)
+        s.G.incidence(*self.nodes[2:], kb)
+        s.G.across(ka, *self.nodes[:2], 1)
+        s.G.add(ka, kb, -r)
+        s.G.across(kb, *self.nodes[2:], 1)
+        s.G.add(kb, ka, r)
+
+
+@dataclass(eq=False)
+class Coupling(Element):
+    """Mutual inductance ``M = k sqrt(L1 L2)`` between two T-type elements."""
+
+    inductors: tuple[str, str]
+    coefficient: Value
+
+    prefix = "K"
+    usage = "Kname L1 L2 k"
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader):
+        inductors = (reader.element("first inductor"), reader.element("second inductor"))
+        coefficient = reader.value("coupling coefficient")
+        reader.done()
+        reader.no_more_options()
+        return cls(reader.name, reader.location, (), inductors, coefficient)
+
+    def edges(self):
+        return []
+
+    def validate(self, circuit) -> None:
+        for key in self.inductors:
+            if not isinstance(circuit.elements_by_key.get(key), Inductor):
+                self.fail(f"'{key}' is not an inductor-type element (L) of the circuit")
+        if isinstance(self.coefficient, float) and not 0 < abs(self.coefficient) <= 1:
+            self.fail(f"coupling coefficient must satisfy 0 < |k| <= 1, got {self.coefficient:g}")
+
+    def stamp(self, s) -> None:
+        first, second = (s.circuit.elements_by_key[key] for key in self.inductors)
+        mutual = s.value(self.coefficient) * s.sqrt(first.analog(s) * second.analog(s))
+        k1, k2 = s.branch(first), s.branch(second)
+        s.C.add(k1, k2, mutual)
+        s.C.add(k2, k1, mutual)
+
+    def through(self, s, row) -> None:
+        self.fail("a coupling has no through variable")

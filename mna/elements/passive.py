@@ -1,0 +1,132 @@
+"""R, C and L in every domain: one class per SPICE letter, the domain table gives the meaning."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mna.domains import KEYWORDS, Domain, domain_of_keyword, keywords_of
+from mna.elements.base import Element, Role, two_terminal_edge
+from mna.netlist.fields import GROUND, FieldReader, Value
+
+
+@dataclass(eq=False)
+class Passive(Element):
+    """A two-terminal element given by its analog value or by its domain's physical keyword."""
+
+    value: Value
+    keyword: str | None
+    initial: Value | None
+
+    letter: ClassVar[str] = ""
+    role: ClassVar[Role]
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Passive:
+        nodes = (reader.node("n+"), reader.node("n-"))
+        bare = reader.value() if reader.remaining() else None
+        reader.done()
+        initial = reader.option("ic")
+        given = [k for k in sorted(keywords_of(cls.letter)) if k in reader.assigns]
+        allowed = ", ".join(f"{k}=" for k in sorted(keywords_of(cls.letter) | {"ic"}))
+        if len(given) > 1 or (given and bare is not None):
+            reader.fail(f"{reader.name}: give one value (a bare analog value or one of {allowed})",
+                        usage=True)
+        keyword = given[0] if given else None
+        value = reader.option(keyword) if keyword else bare
+        if value is None:
+            reader.fail(f"{reader.card.head.text}: missing value", usage=True)
+        reader.no_more_options(allowed)
+        return cls(reader.name, reader.location, nodes, value, keyword, initial)
+
+    def edges(self):
+        return two_terminal_edge(self, self.role)
+
+    def domain_hints(self):
+        domain = domain_of_keyword(self.letter, self.keyword) if self.keyword else None
+        if domain is None:
+            return []
+        return [(n, domain, f"{self.keyword}=") for n in self.nodes if n != GROUND]
+
+    def validate(self, circuit) -> None:
+        domain = self.port_domain(circuit.domain_of)
+        if self.keyword is not None:
+            expected = KEYWORDS[self.letter].get(domain)
+            if expected is None or expected.name != self.keyword:
+                hint = f" (use {expected.name}= for the {expected.meaning})" if expected else ""
+                self.fail(f"{self.keyword}= is not a parameter of {self.letter} in the "
+                          f"{domain.value} domain{hint}")
+        if isinstance(self.value, float) and (self.value == 0 or not math.isfinite(self.value)):
+            if self.letter != "C":
+                self.fail(f"value must be finite and non-zero, got {self.value:g}")
+
+    def analog(self, s) -> Value:
+        """The electrical-analog value of the element (``b`` → ``1/b``, ``k`` → ``1/k``)."""
+        value = s.value(self.value)
+        if self.keyword is None:
+            return value
+        return KEYWORDS[self.letter][self.port_domain(s.circuit.domain_of)].to_analog(value)
+
+
+@dataclass(eq=False)
+class Resistor(Passive):
+    """A D-type element: resistor, damper, fluid or thermal resistance."""
+
+    prefix = "R"
+    usage = "Rname n+ n- value | Rname n+ n- R=|b=value"
+    letter = "R"
+    role = Role.DISSIPATOR
+
+    def stamp(self, s) -> None:
+        s.G.conductance(*self.nodes, 1 / self.analog(s))
+
+    def through(self, s, row) -> None:
+        row.x.difference(*self.nodes, 1 / self.analog(s))
+
+
+@dataclass(eq=False)
+class Capacitor(Passive):
+    """An A-type element: capacitor, mass, inertia, fluid or thermal capacitance."""
+
+    prefix = "C"
+    usage = "Cname n+ n- value [IC=across] | Cname n+ 0 m=|J=|C=value [IC=across]"
+    letter = "C"
+    role = Role.ACROSS_STORE
+
+    def validate(self, circuit) -> None:
+        super().validate(circuit)
+        domain = self.port_domain(circuit.domain_of)
+        if domain is not Domain.ELECTRICAL and GROUND not in self.nodes:
+            self.fail(f"in the {domain.value} domain an A-type element must have n- = 0 "
+                      f"(it stores relative to the inertial frame), not {self.nodes[1]}")
+
+    def stamp(self, s) -> None:
+        s.C.conductance(*self.nodes, self.analog(s))
+
+    def through(self, s, row) -> None:
+        row.dx.difference(*self.nodes, self.analog(s))
+
+
+@dataclass(eq=False)
+class Inductor(Passive):
+    """A T-type element: inductor, spring, torsional spring, inertance."""
+
+    prefix = "L"
+    usage = "Lname n+ n- value [IC=through] | Lname n+ n- L=|k=|I=value [IC=through]"
+    letter = "L"
+    role = Role.THROUGH_STORE
+
+    def validate(self, circuit) -> None:
+        if self.port_domain(circuit.domain_of) is Domain.THERMAL:
+            self.fail("the thermal domain has no T-type element (heat has no inertia)")
+        super().validate(circuit)
+
+    def branches(self):
+        return ("",)
+
+    def stamp(self, s) -> None:
+        k = s.branch(self)
+        s.G.incidence(*self.nodes, k)
+        s.G.across(k, *self.nodes, -1)
+        s.C.add(k, k, self.analog(s))

@@ -1,0 +1,131 @@
+"""Independent across (V) and through (I) sources: DC, AC and a time waveform, in any domain."""
+
+from __future__ import annotations
+
+import cmath
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+from mna.domains import across_unit, through_unit
+from mna.elements.base import Element, Role, two_terminal_edge
+from mna.elements.waveforms import TimeExpression, Waveform
+from mna.expr import TIME
+from mna.netlist.fields import FieldReader, Value
+from mna.netlist.model import Braced, Call, Word
+from mna.units import parse_number
+
+
+@dataclass(eq=False)
+class Source(Element):
+    """Value syntax shared by V and I: ``[DC] v [AC mag [phase]] [waveform]`` in any order."""
+
+    dc: Value | None
+    ac_magnitude: Value
+    ac_phase: Value
+    waveform: Waveform | None
+
+    role: ClassVar[Role]
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Source:
+        nodes = (reader.node("n+"), reader.node("n-"))
+        dc = waveform = None
+        ac_magnitude: Value = 0.0
+        ac_phase: Value = 0.0
+        while (field := reader.peek()) is not None:
+            if reader.keyword("dc"):
+                dc = reader.value("DC value")
+            elif reader.keyword("ac"):
+                ac_magnitude = reader.value("AC magnitude") if _is_value(reader.peek()) else 1.0
+                if _is_value(reader.peek()):
+                    ac_phase = reader.value("AC phase")
+            elif isinstance(field, Call):
+                waveform = _waveform(reader, reader.take("waveform"))
+            elif isinstance(field, Braced) and dc is None and waveform is None:
+                reader.take("value")
+                value = reader.evaluate(field, "value", time=True)
+                if hasattr(value, "has") and value.has(TIME):
+                    waveform = TimeExpression((value,))
+                else:
+                    dc = value
+            elif isinstance(field, Word) and dc is None and waveform is None:
+                dc = reader.value("DC value")
+            else:
+                reader.done()
+        reader.no_more_options()
+        return cls(reader.name, reader.location, nodes, dc, ac_magnitude, ac_phase, waveform)
+
+    def edges(self):
+        return two_terminal_edge(self, self.role)
+
+    def reports_through(self) -> bool:
+        return True
+
+    def dc_value(self, evaluate) -> float:
+        """The DC value; without one, ngspice's choice: the waveform at t = 0."""
+        if self.dc is not None:
+            return evaluate(self.dc)
+        if self.waveform is not None:
+            return self.waveform.resolve(evaluate).at(0.0)
+        return 0.0
+
+    def ac_value(self, evaluate) -> complex:
+        """The AC phasor; the phase is in degrees, as in SPICE."""
+        return cmath.rect(evaluate(self.ac_magnitude), math.radians(evaluate(self.ac_phase)))
+
+
+def _is_value(field) -> bool:
+    return isinstance(field, Braced) or (isinstance(field, Word) and parse_number(field.text) is not None)
+
+
+def _waveform(reader: FieldReader, call: Call) -> Waveform:
+    kind = Waveform.kinds.get(call.name.key)
+    if kind is None:
+        known = ", ".join(k.upper() for k in Waveform.kinds)
+        reader.fail(f"unknown waveform '{call.name.text}' (known: {known})", call.location)
+    low, high = kind.arity
+    if not low <= len(call.args) <= high or (kind.keyword == "pwl" and len(call.args) % 2):
+        reader.fail(f"{call.name.text} takes {kind.usage}", call.location)
+    return kind(tuple(reader.evaluate(a, f"{call.name.text} argument") for a in call.args))
+
+
+@dataclass(eq=False)
+class AcrossSource(Source):
+    """Voltage, velocity, angular velocity, pressure or temperature source."""
+
+    prefix = "V"
+    usage = "Vname n+ n- [DC] value [AC mag [phase]] [PULSE(...)|SIN(...)|EXP(...)|PWL(...)|{expr}]"
+    role = Role.ACROSS_SOURCE
+
+    def branches(self):
+        return ("",)
+
+    def input_unit(self, domain_of) -> str:
+        return across_unit(self.port_domain(domain_of))
+
+    def stamp(self, s) -> None:
+        k = s.branch(self)
+        s.G.incidence(*self.nodes, k)
+        s.G.across(k, *self.nodes, 1)
+        s.B.add(k, s.input(self), 1)
+
+
+@dataclass(eq=False)
+class ThroughSource(Source):
+    """Current, force, torque, volume-flow or heat-flow source (flows n+ → source → n-)."""
+
+    prefix = "I"
+    usage = "Iname n+ n- [DC] value [AC mag [phase]] [PULSE(...)|SIN(...)|EXP(...)|PWL(...)|{expr}]"
+    role = Role.THROUGH_SOURCE
+
+    def input_unit(self, domain_of) -> str:
+        return through_unit(self.port_domain(domain_of))
+
+    def stamp(self, s) -> None:
+        column = s.input(self)
+        s.B.add(self.nodes[0], column, -1)
+        s.B.add(self.nodes[1], column, 1)
+
+    def through(self, s, row) -> None:
+        row.u.add(s.input(self), 1)

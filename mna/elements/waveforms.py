@@ -1,0 +1,152 @@
+"""Time functions of independent sources, evaluated vectorised on a whole time grid.
+
+Defaults follow ngspice: a missing rise or fall time is the time step, a missing pulse width
+or period is the stop time. Each waveform lists its breakpoints (corners) so that a step
+controller can land on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, ClassVar
+
+import numpy as np
+import sympy
+
+from mna.expr import TIME
+
+
+@dataclass(frozen=True)
+class Waveform:
+    """Parameters as given (numbers or parameter expressions) until `resolve`d to floats."""
+
+    args: tuple
+
+    keyword: ClassVar[str] = ""
+    arity: ClassVar[tuple[int, int]] = (0, 0)
+    usage: ClassVar[str] = ""
+    kinds: ClassVar[dict[str, type[Waveform]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.keyword:
+            Waveform.kinds[cls.keyword] = cls
+
+    def resolve(self, evaluate: Callable) -> Waveform:
+        return type(self)(tuple(evaluate(a) for a in self.args))
+
+    def values(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
+        raise NotImplementedError
+
+    def breakpoints(self, tstep: float, tstop: float) -> np.ndarray:
+        return np.empty(0)
+
+    def at(self, time: float) -> float:
+        return float(self.values(np.array([time]), 1.0, 1.0)[0])
+
+    def _padded(self, defaults: list[float]) -> list[float]:
+        return list(self.args) + defaults[len(self.args):]
+
+
+@dataclass(frozen=True)
+class Pulse(Waveform):
+    keyword = "pulse"
+    arity = (2, 7)
+    usage = "PULSE(v1 v2 [td [tr [tf [pw [per]]]]])"
+
+    def _timing(self, tstep: float, tstop: float):
+        v1, v2, td, tr, tf, pw, per = self._padded([0.0, 0.0, tstep, tstep, tstop, tstop])
+        tr = tr or tstep
+        tf = tf or tstep
+        pw = pw or tstop
+        per = per or tstop
+        return v1, v2, td, tr, tf, pw, max(per, tr + pw + tf)
+
+    def values(self, t, tstep, tstop):
+        v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
+        local = np.where(t < td, -1.0, np.mod(t - td, per))
+        rising = v1 + (v2 - v1) * local / tr
+        falling = v2 + (v1 - v2) * (local - tr - pw) / tf
+        return np.select(
+            [local < 0, local < tr, local < tr + pw, local < tr + pw + tf],
+            [v1, rising, v2, falling],
+            v1,
+        )
+
+    def breakpoints(self, tstep, tstop):
+        v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
+        starts = td + per * np.arange(0, max(1, int(np.ceil((tstop - td) / per)) + 1))
+        corners = np.concatenate([starts + offset for offset in (0, tr, tr + pw, tr + pw + tf)])
+        return np.unique(corners[(corners >= 0) & (corners <= tstop)])
+
+    def at(self, time):
+        v1, *_ = self._padded([0.0] * 6)
+        return float(v1) if time <= (self._padded([0.0] * 6)[2]) else super().at(time)
+
+
+@dataclass(frozen=True)
+class Sine(Waveform):
+    keyword = "sin"
+    arity = (3, 6)
+    usage = "SIN(vo va freq [td [theta [phase]]])"
+
+    def values(self, t, tstep, tstop):
+        vo, va, freq, td, theta, phase = self._padded([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        local = np.maximum(t - td, 0.0)
+        wave = va * np.sin(2 * np.pi * freq * local + np.deg2rad(phase)) * np.exp(-theta * local)
+        return vo + np.where(t < td, va * np.sin(np.deg2rad(phase)), wave)
+
+    def breakpoints(self, tstep, tstop):
+        td = self._padded([0.0] * 6)[3]
+        return np.array([td]) if 0 < td <= tstop else np.empty(0)
+
+
+@dataclass(frozen=True)
+class Exponential(Waveform):
+    keyword = "exp"
+    arity = (2, 6)
+    usage = "EXP(v1 v2 [td1 [tau1 [td2 [tau2]]]])"
+
+    def _timing(self, tstep):
+        v1, v2, td1, tau1, td2, tau2 = self._padded([0.0, 0.0, 0.0, tstep, 0.0, tstep])
+        td2 = td2 or td1 + tstep
+        return v1, v2, td1, tau1 or tstep, td2, tau2 or tstep
+
+    def values(self, t, tstep, tstop):
+        v1, v2, td1, tau1, td2, tau2 = self._timing(tstep)
+        rise = (v2 - v1) * (1 - np.exp(-np.maximum(t - td1, 0) / tau1))
+        fall = (v1 - v2) * (1 - np.exp(-np.maximum(t - td2, 0) / tau2))
+        return v1 + np.where(t > td1, rise, 0.0) + np.where(t > td2, fall, 0.0)
+
+    def breakpoints(self, tstep, tstop):
+        _, _, td1, _, td2, _ = self._timing(tstep)
+        return np.array([x for x in (td1, td2) if 0 < x <= tstop])
+
+
+@dataclass(frozen=True)
+class PiecewiseLinear(Waveform):
+    keyword = "pwl"
+    arity = (2, 10**9)
+    usage = "PWL(t1 v1 [t2 v2 ...])"
+
+    def values(self, t, tstep, tstop):
+        times, levels = np.asarray(self.args[0::2], float), np.asarray(self.args[1::2], float)
+        return np.interp(t, times, levels)
+
+    def breakpoints(self, tstep, tstop):
+        times = np.asarray(self.args[0::2], float)
+        return times[(times > 0) & (times <= tstop)]
+
+
+@dataclass(frozen=True)
+class TimeExpression(Waveform):
+    """``{expr}`` of ``time`` and parameters, compiled once with numpy."""
+
+    def resolve(self, evaluate):
+        (expression,) = self.args
+        return TimeExpression((evaluate(expression),))
+
+    def values(self, t, tstep, tstop):
+        (expression,) = self.args
+        function = sympy.lambdify(TIME, expression, "numpy")
+        return np.broadcast_to(np.asarray(function(t), float), np.shape(t)).copy()

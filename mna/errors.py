@@ -1,0 +1,50 @@
+"""The exception hierarchy: every failure a user can cause or meet has a type and a place."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mna.netlist.model import SourceLocation
+
+
+class MnaError(Exception):
+    """Root of every error `mna` raises on purpose."""
+
+    exit_status = 3
+
+
+class NetlistError(MnaError, ValueError):
+    """A netlist that breaks the language; printed as ``file:line:col: error: ...``."""
+
+    exit_status = 1
+
+    def __init__(self, message: str, location: SourceLocation | None = None):
+        self.message = message
+        self.location = location
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        if self.location is None:
+            return f"error: {self.message}"
+        return f"{self.location}: error: {self.message}\n{self.location.excerpt()}"
+
+
+class TopologyError(NetlistError):
+    """A connection pattern that has no solution: floating nodes, source loops and cut-sets."""
+
+
+class SingularSystemError(MnaError):
+    """A linear system that cannot be solved, naming the unknowns at fault."""
+
+    def __init__(self, message: str, unknowns: tuple[str, ...] = ()):
+        self.unknowns = unknowns
+        super().__init__(message)
+
+
+class ConvergenceError(MnaError):
+    """Newton's method gave up: says where, how far off and what was tried."""
+
+
+class DescriptorIndexError(MnaError):
+    """A descriptor system with no state-space form (e.g. a loop of across sources)."""

@@ -1,0 +1,130 @@
+"""Labelled results with units: pandas tables, atomic CSV/Parquet files, plots."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+FileFormat = Literal["csv", "parquet"]
+
+
+class Result:
+    """What an analysis returns; `kind` names its file (``op``, ``dc``, ``ac``, ``tran``)."""
+
+    kind: str
+
+    def to_dataframe(self) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class OperatingPointResult(Result):
+    names: tuple[str, ...]
+    values: tuple[float, ...]
+    units: tuple[str, ...]
+
+    kind = "op"
+
+    def __getitem__(self, name: str) -> float:
+        lowered = name.lower()
+        for key, value in zip(self.names, self.values):
+            if key.lower() == lowered:
+                return value
+        raise KeyError(name)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """Columns ``name, value, unit``, one row per output."""
+        return pd.DataFrame({"name": self.names, "value": self.values, "unit": self.units})
+
+    def summary(self) -> str:
+        width = max((len(n) for n in self.names), default=0)
+        lines = [f"  {n:<{width}}  {v: .6g} {u}" for n, v, u in zip(self.names, self.values, self.units)]
+        return "Operating point:\n" + "\n".join(lines)
+
+
+class TableResult(Result):
+    """A table over an independent variable (sweep, frequency, time): one column per output."""
+
+    def __init__(self, kind: str, columns: dict[str, np.ndarray], units: dict[str, str],
+                 independent: str):
+        self.kind = kind
+        self.columns = columns
+        self.units = units
+        self.independent = independent
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        lowered = name.lower()
+        return next(v for k, v in self.columns.items() if k.lower() == lowered)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.columns)
+        frame.attrs["units"] = dict(self.units)
+        return frame
+
+    def summary(self) -> str:
+        count = len(next(iter(self.columns.values())))
+        names = [n for n in self.columns if n != self.independent]
+        values = self.columns[self.independent]
+        return (f"{self.kind.upper()}: {count} points of {self.independent} from "
+                f"{values[0]:g} to {values[-1]:g} {self.units.get(self.independent, '')}; "
+                f"outputs {', '.join(names)}")
+
+
+def file_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as written to a file: a complex column becomes ``re(...)`` and ``im(...)``."""
+    columns = {}
+    for name, column in frame.items():
+        if np.iscomplexobj(column.to_numpy()):
+            columns[f"re({name})"] = np.real(column)
+            columns[f"im({name})"] = np.imag(column)
+        else:
+            columns[name] = column
+    return pd.DataFrame(columns)
+
+
+def file_names(results: list[Result], fmt: FileFormat) -> list[str]:
+    """``op.csv``, ``tran.csv``, ``tran_2.csv`` ...: one file per analysis, numbered by kind."""
+    seen: dict[str, int] = {}
+    names = []
+    for result in results:
+        seen[result.kind] = seen.get(result.kind, 0) + 1
+        suffix = "" if seen[result.kind] == 1 else f"_{seen[result.kind]}"
+        names.append(f"{result.kind}{suffix}.{fmt}")
+    return names
+
+
+def write_atomic(path: Path, write) -> None:
+    """Call `write(temporary_path)`, then rename: a failed write leaves nothing behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def write_results(results: list[Result], directory: str | Path, fmt: FileFormat = "csv") -> list[Path]:
+    """Write every result into `directory`; returns the paths written."""
+    directory = Path(directory)
+    paths = []
+    for result, name in zip(results, file_names(results, fmt)):
+        table = file_table(result.to_dataframe())
+        path = directory / name
+        if fmt == "csv":
+            write_atomic(path, lambda p, t=table: t.to_csv(p, index=False))
+        else:
+            write_atomic(path, lambda p, t=table: t.to_parquet(p, index=False))
+        paths.append(path)
+    return paths
