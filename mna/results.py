@@ -25,6 +25,17 @@ class Result:
     def summary(self) -> str:
         raise NotImplementedError
 
+    def file_suffix(self, fmt: FileFormat) -> str:
+        return fmt
+
+    def write(self, path: Path, fmt: FileFormat) -> None:
+        """Write the result's table to `path` (atomically); complex columns split in two."""
+        table = file_table(self.to_dataframe())
+        if fmt == "csv":
+            write_atomic(path, lambda p: table.to_csv(p, index=False))
+        else:
+            write_atomic(path, lambda p: table.to_parquet(p, index=False))
+
 
 @dataclass(frozen=True)
 class OperatingPointResult(Result):
@@ -91,15 +102,14 @@ def file_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def file_names(results: list[Result], fmt: FileFormat) -> list[str]:
-    """``op.csv``, ``tran.csv``, ``tran_2.csv`` ...: one file per analysis, numbered by kind."""
+def file_stems(results: list[Result]) -> list[str]:
+    """``op``, ``tran``, ``tran_2`` ...: one file per analysis, numbered by kind."""
     seen: dict[str, int] = {}
-    names = []
+    stems = []
     for result in results:
         seen[result.kind] = seen.get(result.kind, 0) + 1
-        suffix = "" if seen[result.kind] == 1 else f"_{seen[result.kind]}"
-        names.append(f"{result.kind}{suffix}.{fmt}")
-    return names
+        stems.append(result.kind if seen[result.kind] == 1 else f"{result.kind}_{seen[result.kind]}")
+    return stems
 
 
 def write_atomic(path: Path, write) -> None:
@@ -119,12 +129,8 @@ def write_results(results: list[Result], directory: str | Path, fmt: FileFormat 
     """Write every result into `directory`; returns the paths written."""
     directory = Path(directory)
     paths = []
-    for result, name in zip(results, file_names(results, fmt)):
-        table = file_table(result.to_dataframe())
-        path = directory / name
-        if fmt == "csv":
-            write_atomic(path, lambda p, t=table: t.to_csv(p, index=False))
-        else:
-            write_atomic(path, lambda p, t=table: t.to_parquet(p, index=False))
+    for result, stem in zip(results, file_stems(results)):
+        path = directory / f"{stem}.{result.file_suffix(fmt)}"
+        result.write(path, fmt)
         paths.append(path)
     return paths

@@ -1,0 +1,88 @@
+"""The ``mna`` command: ``run``, ``check`` (and the analyses' own subcommands)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+from pathlib import Path
+
+import mna
+from mna.circuit import OPTION_CHOICES
+from mna.elements import Element
+from mna.errors import MnaError, NetlistError
+from mna.results import write_results
+
+log = logging.getLogger("mna")
+
+EXIT_OK, EXIT_NETLIST, EXIT_USAGE, EXIT_ANALYSIS = 0, 1, 2, 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mna", description=__doc__)
+    parser.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="perform every analysis in the netlist")
+    run.add_argument("netlist", type=Path)
+    run.add_argument("-o", "--output", type=Path, metavar="DIR", help="write one file per analysis")
+    run.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    run.add_argument("--plot", action="store_true", help="also write a PNG per analysis (needs -o)")
+    run.add_argument("--method", choices=OPTION_CHOICES["method"],
+                     help="integration method (overrides .options method=)")
+
+    check = commands.add_parser("check", help="parse and elaborate without analysing")
+    check.add_argument("netlist", type=Path)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
+                        format="%(levelname)s: %(message)s", stream=sys.stderr, force=True)
+    if args.command == "run" and args.plot and args.output is None:
+        parser.error("--plot needs -o DIR")
+    try:
+        circuit = mna.read(args.netlist)
+        if args.command == "check":
+            return _check(circuit)
+        return _run(circuit, args)
+    except NetlistError as error:
+        print(error, file=sys.stderr)
+        return EXIT_NETLIST
+    except MnaError as error:
+        print(f"{args.netlist}: error: {error}", file=sys.stderr)
+        return EXIT_ANALYSIS
+
+
+def _check(circuit) -> int:
+    words = circuit.title.split()
+    if len(words) >= 3 and Element.class_for(words[0]) is not None and words[0][1:2].isalnum():
+        log.warning("%s:1: the first line is the title, so '%s' is not read as an element",
+                    circuit.path, circuit.title)
+    domains = sorted({node.domain.value for node in circuit.nodes.values()})
+    print(f"{circuit.path}: {len(circuit.elements)} elements, {len(circuit.nodes)} nodes "
+          f"({', '.join(domains) or 'none'}), {len(circuit.analyses)} analyses")
+    return EXIT_OK
+
+
+def _run(circuit, args) -> int:
+    if args.method:
+        options = dataclasses.replace(circuit.options, method=args.method)
+        circuit = dataclasses.replace(circuit, options=options)
+    if not circuit.analyses:
+        log.warning("%s: the netlist asks for no analysis (.op, .dc, .ac, .tran, .ss)", circuit.path)
+    results = mna.run(circuit)
+    for result in results:
+        print(result.summary())
+    if args.output is not None:
+        paths = write_results(results, args.output, args.format)
+        if args.plot:
+            from mna.plots import write_plots
+
+            paths += write_plots(results, args.output)
+        for path in paths:
+            print(f"wrote {path}")
+    return EXIT_OK
