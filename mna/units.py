@@ -7,6 +7,7 @@ SPICE reads ``2.5Nm`` as 2.5 nano; NETLIST.md promises torque units there, so a 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 SCALE = {
     "t": 1e12,
@@ -40,4 +41,5 @@ def parse_number(text: str) -> float | None:
     suffix = match["suffix"]
     if text[len(match["mantissa"]) :].startswith("Nm"):
         return value
-    return value * SCALE[suffix.lower()] if suffix else value
+    # Decimal scaling rounds once: 10u is 1e-05, not 10*1e-06 = 9.999999999999999e-06.
+    return float(Decimal(match["mantissa"]) * Decimal(repr(SCALE[suffix.lower()]))) if suffix else value
