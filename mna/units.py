@@ -42,4 +42,6 @@ def parse_number(text: str) -> float | None:
     if text[len(match["mantissa"]) :].startswith("Nm"):
         return value
     # Decimal scaling rounds once: 10u is 1e-05, not 10*1e-06 = 9.999999999999999e-06.
-    return float(Decimal(match["mantissa"]) * Decimal(repr(SCALE[suffix.lower()]))) if suffix else value
+    if not suffix:
+        return value
+    return float(Decimal(match["mantissa"]) * Decimal(repr(SCALE[suffix.lower()])))
