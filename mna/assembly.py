@@ -18,6 +18,7 @@ from mna.domains import across_unit, through_unit
 from mna.errors import NetlistError
 from mna.expr import parameter
 from mna.netlist.fields import GROUND, Value
+from mna.nonlinear import NonlinearLoad, NonlinearPart
 from mna.system import DescriptorSystem, InputSignal
 
 if TYPE_CHECKING:
@@ -36,10 +37,14 @@ class NumericBackend:
                 float(overrides[name]) if name in overrides else self.evaluate(value)
             )
 
+    def substitute(self, expression: sympy.Expr) -> sympy.Expr:
+        """Parameter values put into an expression that keeps its other symbols."""
+        return expression.xreplace(self.values)
+
     def evaluate(self, value: Value) -> float:
         if isinstance(value, float):
             return value
-        result = complex(value.xreplace(self.values).evalf())
+        result = complex(value.xreplace(self.values))  # a bare symbol becomes a float
         if result.imag:
             raise NetlistError(f"expression {value} has the complex value {result}")
         return result.real
@@ -58,6 +63,9 @@ class SymbolicBackend:
 
     def sqrt(self, value):
         return sympy.sqrt(value)
+
+    def substitute(self, expression: sympy.Expr) -> sympy.Expr:
+        return expression
 
 
 def _identity(index: int) -> int:
@@ -153,6 +161,12 @@ class Stamper:
         self.node_index = {key: i for i, key in enumerate(circuit.nodes)}
         self.unknowns = [f"V({node.name})" for node in circuit.nodes.values()]
         self.units = [across_unit(node.domain) for node in circuit.nodes.values()]
+        for element in circuit.elements:
+            for suffix in element.internal_nodes(circuit):
+                self.node_index[_internal_key(element, suffix)] = len(self.unknowns)
+                self.unknowns.append(f"V({element.name}#{suffix})")
+                self.units.append(across_unit(element.port_domain(circuit.domain_of)))
+        self.across_count = len(self.unknowns)
         self.branch_index: dict[tuple[int, str], int] = {}
         for element in circuit.elements:
             for port in element.branches():
@@ -162,6 +176,7 @@ class Stamper:
                 self.units.append(through_unit(element.branch_domain(port, circuit.domain_of)))
         self.input_index: dict[int, int] = {}
         self.input_elements: list[Element] = []
+        self.nonlinear_parts: list[NonlinearPart] = []
         self.G = MatrixBuilder(self.index_of, self.index_of)
         self.C = MatrixBuilder(self.index_of, self.index_of)
         self.B = MatrixBuilder(self.index_of)
@@ -176,6 +191,23 @@ class Stamper:
 
     def branch(self, element: Element, port: str = "") -> int:
         return self.branch_index[(id(element), port)]
+
+    def internal(self, element: Element, suffix: str) -> str:
+        """The key of a node inside `element` (usable wherever a node key is)."""
+        return _internal_key(element, suffix)
+
+    def nonlinear(self, part: NonlinearPart) -> None:
+        """Register a nonlinear contribution; symbolic assembly cannot take one."""
+        if isinstance(self.backend, SymbolicBackend):
+            raise NetlistError(f"{part.name}: a nonlinear element has no symbolic model; "
+                               "linearise numerically instead")
+        self.nonlinear_parts.append(part)
+
+    def through_row(self, element: Element) -> OutputRow:
+        """`element`'s through variable as a combination of unknowns, derivatives and inputs."""
+        row = OutputRow(self)
+        element.through(self, row)
+        return row
 
     def input(self, element: Element) -> int:
         """The column of B that belongs to source `element` (allocated on first use)."""
@@ -232,17 +264,22 @@ def assemble(
         P=_stack([r.x for r in rows], (len(rows), n), symbolic),
         Q=_stack([r.dx for r in rows], (len(rows), n), symbolic),
         R=_stack([r.u for r in rows], (len(rows), m), symbolic),
+        across_count=s.across_count,
+        nonlinear=NonlinearLoad(tuple(s.nonlinear_parts), n),
     )
 
 
 def _output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
+    if output.kind == "I":
+        return s.through_row(circuit.elements_by_key[output.keys[0]])
     row = OutputRow(s)
-    if output.kind == "V":
-        a, b = (*output.keys, GROUND)[:2]
-        row.x.difference(a, b, 1)
-    else:
-        circuit.elements_by_key[output.keys[0]].through(s, row)
+    a, b = (*output.keys, GROUND)[:2]
+    row.x.difference(a, b, 1)
     return row
+
+
+def _internal_key(element: Element, suffix: str) -> str:
+    return f"{element.name.lower()}#{suffix}"
 
 
 def _stack(rows: list[RowBuilder], shape: tuple[int, int], symbolic: bool):

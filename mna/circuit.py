@@ -68,6 +68,7 @@ class Circuit:
     models: dict[str, Model] = field(default_factory=dict)
     options: Options = Options()
     initial: dict[OutputName, Value] = field(default_factory=dict)
+    nodeset: dict[OutputName, Value] = field(default_factory=dict)
     analyses: tuple[Analysis, ...] = ()
     saves: tuple[OutputName, ...] = ()
 

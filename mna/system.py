@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from mna.elements.waveforms import Waveform
+from mna.nonlinear import NonlinearLoad
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ class DescriptorSystem:
 
     `G`, `C` (n×n) and `B` (n×m) are scipy CSC matrices (sympy matrices when symbolic);
     `P`, `Q`, `R` map unknowns, their derivatives and inputs to the requested outputs.
+    The first `across_count` unknowns are across variables (nodes), the rest through
+    variables. `nonlinear` holds the currents ``f(x, t)`` and charges ``q(x)`` of nonlinear
+    elements (empty for a linear system): ``G x + f + d/dt (C x + q) = B u``.
     """
 
     G: Any
@@ -40,10 +44,25 @@ class DescriptorSystem:
     P: Any
     Q: Any
     R: Any
+    across_count: int
+    nonlinear: NonlinearLoad
 
     @property
     def size(self) -> int:
         return len(self.unknowns)
+
+    @property
+    def is_linear(self) -> bool:
+        return not self.nonlinear
+
+    def linearized(self, x: np.ndarray, time: float = 0.0) -> DescriptorSystem:
+        """The linear system about the point `x` (for AC and state space of nonlinear netlists)."""
+        if self.is_linear:
+            return self
+        _, conductance = self.nonlinear.currents(x, time)
+        _, capacitance = self.nonlinear.charges(x)
+        empty = NonlinearLoad((), self.size)
+        return replace(self, G=self.G + conductance, C=self.C + capacitance, nonlinear=empty)
 
     def dc_inputs(self) -> np.ndarray:
         return np.array([signal.dc for signal in self.inputs], dtype=float)

@@ -78,7 +78,7 @@ class DcSweep(Analysis):
             u = np.tile(system.dc_inputs()[:, None], (1, len(points)))
             for position, sweep in enumerate(order):
                 u[system.input_index(sweep.name)] = [p[position] for p in points]
-            outputs = system.outputs_of(dc_solution(system, u), u)
+            outputs = system.outputs_of(dc_solution(system, u, circuit.options), u)
         columns = {_label(circuit, s): np.array([p[i] for p in points]) for i, s in enumerate(order)}
         units = {_label(circuit, s): _unit(circuit, s) for s in order}
         for name, unit, row in zip(system.outputs, system.output_units, outputs):
@@ -93,7 +93,7 @@ class DcSweep(Analysis):
         for sweep, value in values.items():
             if not sweep.is_parameter:
                 u[system.input_index(sweep.name)] = value
-        return system.outputs_of(dc_solution(system, u), u)
+        return system.outputs_of(dc_solution(system, u, circuit.options), u)
 
 
 def _number(reader, value, word) -> float:

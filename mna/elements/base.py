@@ -106,6 +106,10 @@ class Element:
         return self.port_domain(domain_of)
 
     # -- assembly ----------------------------------------------------------------------------
+    def internal_nodes(self, circuit) -> tuple[str, ...]:
+        """Names of nodes inside the element (a diode's junction behind its series resistance)."""
+        return ()
+
     def branches(self) -> tuple[str, ...]:
         """Names of the extra unknowns this element needs ('' is its own through variable)."""
         return ()

@@ -18,14 +18,14 @@ from mna.domains import Domain
 from mna.elements import Element
 from mna.errors import NetlistError
 from mna.expr import parameter, parse_expression
-from mna.netlist.fields import GROUND, FieldReader, Scope, Value, as_value
+from mna.netlist.fields import GROUND, FieldReader, Scope, Value, as_value, expression_start
 from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, Word
 from mna.netlist.parser import field_text
 from mna.units import parse_number
 
 log = logging.getLogger(__name__)
 
-SKIPPED_CARDS = {".meas", ".measure", ".plot", ".width", ".four", ".probe", ".nodeset", ".title"}
+SKIPPED_CARDS = {".meas", ".measure", ".plot", ".width", ".four", ".probe", ".title"}
 OPTION_ALIASES = {"itl1": "maxiter", "gear": "gear2", "trapezoidal": "trap"}
 
 
@@ -54,6 +54,7 @@ class _Elaborator:
         self.models: dict[str, Model] = {}
         self.options = Options()
         self.initial: dict[OutputName, Value] = {}
+        self.nodeset: dict[OutputName, Value] = {}
         self.saves: list[OutputName] = []
         self.analyses: list[Analysis] = []
 
@@ -73,12 +74,13 @@ class _Elaborator:
             models=self.models,
             options=self.options,
             initial=self.initial,
+            nodeset=self.nodeset,
             analyses=tuple(self.analyses),
             saves=tuple(self.saves),
         )
         for element in self.elements:
             element.validate(circuit)
-        for output in (*self.saves, *self.initial):
+        for output in (*self.saves, *self.initial, *self.nodeset):
             _check_output(circuit, output)
         check_source_topology(circuit)
         return circuit
@@ -121,7 +123,8 @@ class _Elaborator:
         for card in cards:
             for field in card.fields:
                 key, value = _parameter_assignment(field)
-                parsed[key.key] = (key, parse_expression(value.text, _start(value)))
+                start = expression_start(value)
+                parsed[key.key] = (key, parse_expression(value.text, start))
         graph = {}
         for name, (_, expression) in parsed.items():
             for used, location in expression.names.items():
@@ -153,7 +156,9 @@ class _Elaborator:
         elif key == ".model":
             self._model(card)
         elif key == ".ic":
-            self._initial(card, scope)
+            self._initial(card, scope, self.initial)
+        elif key == ".nodeset":
+            self._initial(card, scope, self.nodeset)
         elif key in (".save", ".print"):
             self._saves(card, scope)
         elif key == ".domain":
@@ -272,13 +277,14 @@ class _Elaborator:
         return {f.key.key for c in self.netlist.cards if c.head.key == ".param" for f in c.fields
                 if isinstance(f, Assign) and isinstance(f.key, Word)}
 
-    def _initial(self, card: Card, scope: Scope) -> None:
-        reader = FieldReader(card, scope, ".ic V(node)=value I(element)=value ...", self._note_node)
+    def _initial(self, card: Card, scope: Scope, values: dict[OutputName, Value]) -> None:
+        usage = f"{card.head.key} V(node)=value I(element)=value ..."
+        reader = FieldReader(card, scope, usage, self._note_node)
         for item in card.fields:
             if not isinstance(item, Assign) or not isinstance(item.key, Call):
                 reader.fail(f"expected V(node)=value or I(element)=value, found '{field_text(item)}'",
                             item.location, usage=True)
-            self.initial[_output_name(item.key, scope)] = reader.evaluate(item.values[0], "initial value")
+            values[_output_name(item.key, scope)] = reader.evaluate(item.values[0], "value")
 
     def _saves(self, card: Card, scope: Scope) -> None:
         for item in card.fields:
@@ -350,13 +356,6 @@ def _parameter_assignment(field) -> tuple[Word, Braced]:
     if isinstance(value, Word):
         value = Braced(value.text, value.location)
     return field.key, value
-
-
-def _start(braced: Braced) -> SourceLocation:
-    """Where the expression text of `braced` starts (after its '{' when it had one)."""
-    text = braced.location.text
-    column = braced.location.column
-    return braced.location.shifted(1) if text[column - 1 : column] == "{" else braced.location
 
 
 def _option_value(key: str, item: Assign):

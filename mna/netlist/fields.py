@@ -12,7 +12,7 @@ from typing import Callable, Union
 import sympy
 
 from mna.errors import NetlistError
-from mna.expr import parse_expression
+from mna.expr import parse_expression, probe
 from mna.netlist.model import Assign, Braced, Call, Card, Field, SourceLocation, Word
 from mna.netlist.parser import field_text
 from mna.units import parse_number
@@ -154,13 +154,43 @@ class FieldReader:
             return self.expression(field_, time=time)
         self.fail(f"expected {what}, found '{field_text(field_)}'", field_.location, usage=True)
 
-    def expression(self, braced: Braced, *, time: bool = False, probes: bool = False):
-        parsed = parse_expression(braced.text, braced.location.shifted(1), time=time, probes=probes)
+    def expression(self, braced: Braced, *, time: bool = False) -> Value:
+        parsed = self._parsed(braced, time=time, probes=False)
+        return as_value(self._in_scope(parsed.value))
+
+    def behavioural(self, braced: Braced):
+        """An expression with ``time`` and probes; probes renamed to the nodes and elements in
+        scope. Returns the expression and ``{symbol: (kind, keys, location)}``."""
+        parsed = self._parsed(braced, time=True, probes=True)
+        probes, renames = {}, {}
+        for symbol, (kind, names, location) in parsed.probes.items():
+            words = [Word(n, location) for n in names]
+            if kind == "V":
+                keys = tuple(self.scope.node(w) for w in words)
+            else:
+                keys = (self.scope.name(words[0]).lower(),)
+            scoped = probe(kind, *keys)
+            renames[symbol] = scoped
+            probes[scoped] = (kind, keys, location)
+        return self._in_scope(parsed.value).xreplace(renames), probes
+
+    def _parsed(self, braced: Braced, *, time: bool, probes: bool):
+        start = expression_start(braced)
+        parsed = parse_expression(braced.text, start, time=time, probes=probes)
         for name, location in parsed.names.items():
             if name not in self.scope.known:
                 raise NetlistError(f"undefined parameter '{name}'", location)
-        value = parsed.value.xreplace(self.scope.substitutions) if self.scope.substitutions else parsed.value
-        return as_value(value)
+        return parsed
+
+    def _in_scope(self, value):
+        return value.xreplace(self.scope.substitutions) if self.scope.substitutions else value
+
+
+def expression_start(braced: Braced) -> SourceLocation:
+    """Where the expression text starts: after the '{' when it was written with braces."""
+    column = braced.location.column
+    has_brace = braced.location.text[column - 1 : column] == "{"
+    return braced.location.shifted(1) if has_brace else braced.location
 
 
 def as_value(expression) -> Value:

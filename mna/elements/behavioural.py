@@ -1,0 +1,132 @@
+"""Behavioural sources ``B... V={expr}`` / ``I={expr}`` of probes, ``time`` and parameters.
+
+The expression is differentiated once by sympy and compiled (lambdify) into the residual and
+its exact Jacobian; probes may read any domain, so a B source couples domains (Joule heating).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from mna.elements.base import Edge, Element, Role
+from mna.expr import TIME
+from mna.errors import NetlistError
+from mna.netlist.fields import GROUND, FieldReader
+from mna.netlist.model import Braced
+from mna.nonlinear import NonlinearPart
+
+
+class Expression(NonlinearPart):
+    """``sign * expr(z, time)`` added to equation rows; z are the unknowns it reads."""
+
+    def __init__(self, name, indices, rows, signs, expression, variables):
+        super().__init__(name, indices)
+        self.rows = rows
+        self.signs = np.asarray(signs, float)
+        gradient = [sympy.diff(expression, v) for v in variables]
+        self._value = sympy.lambdify([variables, TIME], expression, "math")
+        self._gradient = sympy.lambdify([variables, TIME], gradient, "math")
+        self.size = len(indices)
+
+    def currents(self, x, time):
+        try:
+            value = float(self._value(list(x), time))
+            gradient = np.asarray(self._gradient(list(x), time), float)
+        except (OverflowError, ValueError, ZeroDivisionError):
+            value, gradient = np.nan, np.full(self.size, np.nan)  # Newton reports the failure
+        f = np.zeros(self.size)
+        jacobian = np.zeros((self.size, self.size))
+        for row, sign in zip(self.rows, self.signs):
+            f[row] += sign * value
+            jacobian[row] += sign * gradient
+        return f, jacobian
+
+
+@dataclass(eq=False)
+class BehaviouralSource(Element):
+    """``V={expr}``: across source of that value; ``I={expr}``: through source n+ → n-."""
+
+    kind: str
+    expression: sympy.Expr
+    probes: dict
+
+    prefix = "B"
+    usage = "Bname n+ n- V={expr} | Bname n+ n- I={expr}   (expr of V(n), V(a,b), I(name), time)"
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> BehaviouralSource:
+        nodes = (reader.node("n+"), reader.node("n-"))
+        reader.done()
+        given = [k for k in ("v", "i") if k in reader.assigns]
+        if len(given) != 1:
+            reader.fail(f"{reader.name}: give exactly one of V={{expr}} or I={{expr}}", usage=True)
+        assign = reader.assigns.pop(given[0])
+        value = assign.values[0]
+        braced = value if isinstance(value, Braced) else Braced(value.text, value.location)
+        expression, probes = reader.behavioural(braced)
+        reader.no_more_options()
+        return cls(reader.name, reader.location, nodes, given[0], expression, probes)
+
+    def edges(self):
+        role = Role.ACROSS_SOURCE if self.kind == "v" else Role.THROUGH_SOURCE
+        return [Edge(self, *self.nodes, role)]
+
+    def validate(self, circuit) -> None:
+        for kind, keys, location in self.probes.values():
+            if kind == "V":
+                for key in keys:
+                    if key != GROUND and key not in circuit.nodes:
+                        raise NetlistError(f"no node '{key}' in the circuit", location)
+            elif keys[0] not in circuit.elements_by_key:
+                raise NetlistError(f"no element '{keys[0]}' in the circuit", location)
+
+    def branches(self):
+        return ("",) if self.kind == "v" else ()
+
+    def reports_through(self) -> bool:
+        return self.kind == "v"
+
+    def stamp(self, s) -> None:
+        if self.kind == "v":
+            k = s.branch(self)
+            s.G.incidence(*self.nodes, k)
+            s.G.across(k, *self.nodes, 1)
+            indices, rows, signs = [k], [0], [-1.0]
+        else:
+            indices, rows, signs = [s.index_of(n) for n in self.nodes], [0, 1], [1.0, -1.0]
+        variables = [sympy.Symbol(f"z{i}", real=True) for i in range(len(indices))]
+
+        def variable(index: int | None):
+            if index is None:
+                return sympy.Integer(0)
+            if index not in indices:
+                indices.append(index)
+                variables.append(sympy.Symbol(f"z{len(variables)}", real=True))
+            return variables[indices.index(index)]
+
+        values = {symbol: self._probe(s, kind, keys, variable)
+                  for symbol, (kind, keys, _) in self.probes.items()}
+        expression = s.backend.substitute(self.expression).xreplace(values)
+        s.nonlinear(Expression(self.name, indices, rows, signs, expression, variables))
+
+    def _probe(self, s, kind: str, keys: tuple[str, ...], variable) -> sympy.Expr:
+        """A probe as a combination of the local variables of the unknowns it reads."""
+        if kind == "V":
+            a, b = (*keys, GROUND)[:2]
+            return variable(s.index_of(a)) - variable(s.index_of(b))
+        row = s.through_row(s.circuit.elements_by_key[keys[0]])
+        if row.dx.cols or row.u.cols:
+            self.fail(f"I({keys[0]}) depends on derivatives or inputs; probe a V source, an "
+                      "inductor-type element, a resistor or a controlled source instead")
+        return sum((value * variable(col) for col, value in zip(row.x.cols, row.x.values)),
+                   sympy.Integer(0))
+
+    def through(self, s, row) -> None:
+        if self.kind == "v":
+            row.x.add(s.branch(self), 1)
+        else:
+            self.fail("the through variable of a B I= source is its expression; probe it with "
+                      "a 0 V source in series")
