@@ -35,7 +35,7 @@ class Scope:
         key = word.key
         if key in GROUND_ALIASES:
             return GROUND
-        return self.nodes.get(key, self.prefix + key)
+        return self.nodes.get(key, self.prefix.lower() + key)
 
     def name(self, word: Word) -> str:
         return self.prefix + word.text
