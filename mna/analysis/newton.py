@@ -2,8 +2,9 @@
 
 `M` is the linear part, assembled once (``G`` at DC, ``G + alpha0/h C`` in a transient step);
 only the nonlinear entries are reloaded at each iteration. Convergence is SPICE's: every
-unknown's update within ``reltol*|x| + vntol`` (across) or ``+ abstol`` (through), and no
-junction voltage limited in the last iteration.
+unknown's update within ``reltol*|x| + vntol`` (across) or ``+ abstol`` (through), every
+equation's residual within ``reltol`` of its largest term plus ``abstol`` (KCL rows) or
+``vntol`` (across equations), and no junction voltage limited in the last iteration.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def newton(
     across = system.across_count
     tolerance = np.full(system.size, options.abstol)
     tolerance[:across] = options.vntol
+    balance = np.full(system.size, options.vntol)
+    balance[:across] = options.abstol
     if shunt:
         shunt_matrix = sp.diags(np.r_[np.full(across, shunt), np.zeros(system.size - across)])
         linear = linear + shunt_matrix
@@ -74,8 +77,10 @@ def newton(
             raise NewtonFailure(x, residual, iteration, str(error)) from None
         x_next = x + step
         small = np.abs(step) <= options.reltol * np.maximum(np.abs(x), np.abs(x_next)) + tolerance
+        terms = abs(linear) @ np.abs(x) + np.abs(f) + np.abs(b)
+        balanced = np.abs(residual) <= options.reltol * terms + balance
         x = x_next
-        if small.all() and not limited:
+        if small.all() and balanced.all() and not limited:
             return x
     raise NewtonFailure(x, residual, options.maxiter, f"no convergence in {options.maxiter} iterations")
 

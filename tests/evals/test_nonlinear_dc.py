@@ -1,0 +1,124 @@
+"""Nonlinear operating points and sweeps against independent solutions."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import mna
+from mna.cli import main
+from mna.elements.diode import BOLTZMANN_OVER_CHARGE, NOMINAL_TEMPERATURE
+
+THERMAL_VOLTAGE = BOLTZMANN_OVER_CHARGE * NOMINAL_TEMPERATURE
+
+
+def shockley_current(source: float, resistance: float, saturation: float, emission: float,
+                     gmin: float = 1e-12) -> float:
+    """Current of a source in series with a resistance and a Shockley diode (with SPICE's
+    gmin conductance across the junction)."""
+    vte = emission * THERMAL_VOLTAGE
+
+    def diode(vd: float) -> float:
+        return saturation * math.expm1(vd / vte) + gmin * vd
+
+    vd = brentq(lambda v: source - v - resistance * diode(v), 0.0, source, xtol=1e-15, rtol=1e-15)
+    return diode(vd)
+
+
+def test_diode_iv_sweep_matches_shockley_equation():
+    circuit = mna.read_string(
+        "diode I-V\n"
+        "V1 in 0 0\n"
+        "R1 in a 100\n"
+        "D1 a 0 dmod 2\n"
+        ".model dmod D(IS=2e-14 N=1.8 RS=5)\n"
+        ".options reltol=1e-9\n"
+        ".dc V1 0.5 5 0.5\n"
+    )
+    (sweep,) = mna.run(circuit)
+    currents = -sweep["I(V1)"]
+    for source, current in zip(sweep["V1"], currents):
+        # area 2 doubles IS and halves RS: 100 + 5/2 ohm in series with the junction
+        expected = shockley_current(source, 102.5, 4e-14, 1.8)
+        assert abs(current - expected) <= 1e-9 * expected
+
+
+def test_diode_reverse_bias_current_is_the_saturation_current():
+    circuit = mna.read_string("reverse\nV1 0 a 10\nR1 a k 1k\nD1 k 0 dmod\n.model dmod D(IS=1e-12)\n")
+    op = mna.operating_point(circuit)
+    # SPICE's reverse region: -IS (1 + (3 vte / (e vd))^3) - gmin vd with vd ~ -10 V
+    vd = op["V(k)"]
+    vte = THERMAL_VOLTAGE
+    expected = -1e-12 * (1 + (3 * vte / (math.e * vd)) ** 3) + 1e-12 * vd
+    assert op["I(V1)"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_joule_heated_rod_steady_state_is_the_discrete_poisson_solution():
+    """A current through N resistors heats N thermal nodes (B sources couple the domains);
+    both rod ends are held at ambient through the same thermal resistance as between nodes."""
+    sections, current, resistance, thermal, ambient = 6, 2.0, 3.0, 0.5, 300.0
+    lines = ["heated rod", f".param Re={resistance}", f"I1 0 e0 {current}"]
+    for k in range(sections):
+        end = f"e{k + 1}" if k < sections - 1 else "0"
+        lines.append(f"R{k} e{k} {end} {{Re}}")
+        lines.append(f"B{k} 0 t{k} I={{V(e{k},{end})^2/Re}}")
+        lines.append(f"C{k} t{k} 0 C=100")
+    lines.append(".domain thermal " + " ".join(f"t{k}" for k in range(sections)) + " amb")
+    lines.append(f"Vamb amb 0 {ambient}")
+    nodes = ["amb", *(f"t{k}" for k in range(sections)), "amb"]
+    for k in range(sections + 1):
+        lines.append(f"Rt{k} {nodes[k]} {nodes[k + 1]} R={thermal}")
+    op = mna.operating_point(mna.read_string("\n".join(lines) + "\n"))
+    power = current**2 * resistance
+    for k in range(1, sections + 1):
+        expected = ambient + power * thermal * k * (sections + 1 - k) / 2
+        assert op[f"V(t{k - 1})"] == pytest.approx(expected, rel=1e-10)
+    units = dict(zip(op.names, op.units))
+    assert units["V(t0)"] == "K" and units["V(e0)"] == "V"
+
+
+def test_behavioural_jacobian_matches_finite_differences():
+    circuit = mna.read_string(
+        "jacobian\n.param g=3\nV1 a 0 1\nR1 a b 2\nR2 b 0 5\n"
+        "B1 b 0 I={g*sin(V(b))*V(a,b) + I(V1)^2}\nB2 c 0 V={exp(V(b)/2)*I(R1)}\nR3 c 0 1\n"
+    )
+    system = mna.assemble(circuit)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=system.size)
+    _, jacobian = system.nonlinear.currents(x, 0.0)
+    step = 1e-7
+    for column in range(system.size):
+        shift = np.zeros(system.size)
+        shift[column] = step
+        plus, _ = system.nonlinear.currents(x + shift, 0.0)
+        minus, _ = system.nonlinear.currents(x - shift, 0.0)
+        np.testing.assert_allclose(jacobian[:, column].toarray().ravel(),
+                                   (plus - minus) / (2 * step), rtol=1e-6, atol=1e-8)
+
+
+def test_continuation_converges_and_the_log_names_the_aid(caplog):
+    circuit = mna.read_string(
+        "cold start\nV1 in 0 100\nR1 in a 1\nB1 a 0 I={1e-14*(exp(V(a)/0.025)-1)}\n"
+        ".options reltol=1e-9\n"
+    )
+    with caplog.at_level(logging.INFO, logger="mna"):
+        op = mna.operating_point(circuit)
+    assert "source stepping converged" in caplog.text
+    va = op["V(a)"]
+    # KCL at a, solved independently
+    assert (100 - va) / 1 == pytest.approx(1e-14 * math.expm1(va / 0.025), rel=1e-9)
+
+
+def test_no_solution_gives_convergence_error_exit_3_and_no_files(tmp_path, capsys):
+    netlist = tmp_path / "nosolution.net"
+    netlist.write_text("no real solution\nR1 a 0 1\nB1 a 0 I={1+V(a)^2}\n.op\n")
+    with pytest.raises(mna.ConvergenceError, match=r"V\(a\) equation.*gmin stepping.*source stepping"):
+        mna.run(mna.read(netlist))
+    out = tmp_path / "out"
+    assert main(["run", str(netlist), "-o", str(out)]) == 3
+    assert "no convergence at t=0" in capsys.readouterr().err
+    assert not out.exists()
