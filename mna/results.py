@@ -92,6 +92,8 @@ class TableResult(Result):
 
 def file_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The table as written to a file: a complex column becomes ``re(...)`` and ``im(...)``."""
+    if frame.index.name is not None:  # a table indexed by its independent variable (time)
+        frame = frame.reset_index()
     columns = {}
     for name, column in frame.items():
         if np.iscomplexobj(column.to_numpy()):

@@ -125,6 +125,12 @@ class Element:
         """Write the element's through variable as a combination of unknowns into `row`."""
         row.x.add(s.branch(self), 1)
 
+    def initial_conditions(self, s: Stamper, uic: bool) -> list[tuple[OutputRow, object]]:
+        """Constraints ``row·x = value`` on the unknowns at t = 0 from the element's ``IC=``
+        (values unevaluated); with `uic`, a storage element without ``IC=`` adds its rest
+        state (value 0). Elements that store nothing have none."""
+        return []
+
     def fail(self, message: str) -> None:
         raise NetlistError(f"{self.name}: {message}", self.location)
 

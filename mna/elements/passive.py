@@ -61,6 +61,20 @@ class Passive(Element):
             if self.letter != "C":
                 self.fail(f"value must be finite and non-zero, got {self.value:g}")
 
+    def initial_conditions(self, s, uic):
+        """A-type: its across variable; T-type: its through variable (``IC=`` or, with
+        `uic`, 0)."""
+        from mna.assembly import OutputRow  # assembly imports the elements
+
+        if self.role is Role.DISSIPATOR or (self.initial is None and not uic):
+            return []
+        row = OutputRow(s)
+        if self.role is Role.ACROSS_STORE:
+            row.x.difference(*self.nodes, 1)
+        else:
+            row.x.add(s.branch(self), 1)
+        return [(row, 0.0 if self.initial is None else self.initial)]
+
     def analog(self, s) -> Value:
         """The electrical-analog value of the element (``b`` → ``1/b``, ``k`` → ``1/k``)."""
         value = s.value(self.value)

@@ -7,6 +7,7 @@ controller can land on them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
@@ -55,7 +56,7 @@ class Pulse(Waveform):
     usage = "PULSE(v1 v2 [td [tr [tf [pw [per]]]]])"
 
     def _timing(self, tstep: float, tstop: float):
-        v1, v2, td, tr, tf, pw, per = self._padded([0.0, 0.0, tstep, tstep, tstop, tstop])
+        v1, v2, td, tr, tf, pw, per = self._padded([0.0, 0.0, 0.0, tstep, tstep, tstop, tstop])
         tr = tr or tstep
         tf = tf or tstep
         pw = pw or tstop
@@ -148,5 +149,12 @@ class TimeExpression(Waveform):
 
     def values(self, t, tstep, tstop):
         (expression,) = self.args
-        function = sympy.lambdify(TIME, expression, "numpy")
+        function = _compiled(expression)
         return np.broadcast_to(np.asarray(function(t), float), np.shape(t)).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(expression):
+    """``expression`` of ``time`` as a numpy function, compiled once (a step controller
+    evaluates it at every step)."""
+    return sympy.lambdify(TIME, expression, "numpy")

@@ -1,0 +1,245 @@
+"""The time-stepping engine: fixed and adaptive steps of one linear multistep method.
+
+Both loops work on a linear descriptor system ``G x + C x' = B u`` and hand each step's
+linear solve to a `StepSolver` (``solver(gamma, rhs, time) -> x``), so that a Newton solve
+can replace it for nonlinear systems. The fixed-step loop does no assembly and allocates
+nothing of the system's size per step: the right-hand side is built in a reused buffer with
+sparse mat-vecs that accumulate in place, and the inputs are evaluated on the whole time grid
+before the first step.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from mna.analysis.integrators import (
+    LinearMultistep,
+    StepSolver,
+    history_matrices,
+    method,
+    step_gamma,
+    truncation_error,
+)
+from mna.errors import ConvergenceError
+
+log = logging.getLogger(__name__)
+
+try:  # y += A x without a temporary; scipy's own kernel behind `A @ x`
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+except ImportError:  # pragma: no cover - a scipy without the private kernel
+    _csr_matvec = None
+
+
+def accumulate(matrix: sp.csr_matrix, x: np.ndarray, out: np.ndarray) -> None:
+    """``out += matrix @ x`` in place."""
+    if _csr_matvec is not None:
+        rows, cols = matrix.shape
+        _csr_matvec(rows, cols, matrix.indptr, matrix.indices, matrix.data, x, out)
+    else:  # pragma: no cover
+        out += matrix @ x
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """Everything one step of size `h` with coefficients ``(alpha, beta)`` needs:
+    ``gamma`` of its matrix, the history matrices and the weights of past inputs."""
+
+    h: float
+    gamma: float
+    history: tuple[sp.csr_matrix, ...]
+    input_weights: tuple[float, ...]   # for u_n, u_{n-1}, ... (already divided by the scale)
+
+    @classmethod
+    def make(cls, C, G, scheme: LinearMultistep, h: float, ratio: float = 1.0) -> StepPlan:
+        alpha, beta = scheme.coefficients(ratio)
+        scale = beta[0] if beta[0] else alpha[0] / h
+        return cls(h, step_gamma(alpha[0], beta[0], h),
+                   tuple(history_matrices(C, G, alpha, beta, h)),
+                   tuple(b / scale for b in beta))
+
+
+@dataclass
+class Problem:
+    """The linear system to integrate, with the few rows to record at each accepted step."""
+
+    C: sp.csr_matrix
+    G: sp.csr_matrix
+    B: sp.csr_matrix
+    record: sp.csr_matrix          # rows recorded at every point (outputs' P and Q parts)
+    inputs: Callable[[np.ndarray], np.ndarray]   # times -> inputs, shape (len(times), m)
+    breakpoints: np.ndarray
+    differential: np.ndarray       # bool mask: unknowns that appear in C (for the LTE)
+    absolute: np.ndarray           # absolute tolerance per unknown
+
+    def __post_init__(self):
+        rows = np.flatnonzero(np.diff(sp.csr_matrix(self.B).indptr))
+        self.input_rows = rows
+        self.input_block = np.ascontiguousarray(sp.csr_matrix(self.B)[rows].toarray())
+
+
+def _progress(total: float, label: str):
+    """A tqdm bar on a terminal (and when warnings are shown), else nothing."""
+    if not sys.stderr.isatty() or not logging.getLogger("mna").isEnabledFor(logging.WARNING):
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=label, unit="s", leave=False, file=sys.stderr,
+                bar_format="{l_bar}{bar}| t={n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
+
+
+def _build_rhs(problem: Problem, plan: StepPlan, history: list[np.ndarray], w: np.ndarray,
+               rhs: np.ndarray) -> None:
+    rhs.fill(0.0)
+    for matrix, x in zip(plan.history, history, strict=False):
+        accumulate(matrix, x, rhs)
+    if len(problem.input_rows):
+        rhs[problem.input_rows] += problem.input_block @ w
+
+
+def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: float, steps: int,
+                solver: StepSolver) -> tuple[np.ndarray, np.ndarray]:
+    """Integrate `steps` equal steps of size `h` from ``x0`` at t = 0.
+
+    Returns the times and the recorded rows (one row per time point). A multistep method
+    takes its first steps with its starter (Gear-2: one backward-Euler step).
+    """
+    times = h * np.arange(steps + 1)
+    u = problem.inputs(times)                        # (N+1, m), evaluated once
+    main = StepPlan.make(problem.C, problem.G, scheme, h)
+    starter = method(scheme.starter) if scheme.starter else None
+    startup = scheme.steps - 1 if starter else 0
+    first = StepPlan.make(problem.C, problem.G, starter, h) if starter else None
+    # w_n = sum_j beta_j u_{n-j} / scale for the main method, vectorised over n
+    w = np.zeros_like(u)
+    for j, weight in enumerate(main.input_weights):
+        if weight:
+            w[j:] += weight * u[: len(u) - j]
+    record = np.zeros((steps + 1, problem.record.shape[0]))
+    accumulate(problem.record, x0, record[0])
+    history = [x0.copy() for _ in range(max(scheme.steps, 1))]
+    spare = np.empty_like(x0)
+    bar = _progress(times[-1], "tran")
+    chunk = max(1, steps // 100)
+    for n in range(1, steps + 1):
+        if n <= startup:
+            plan = first
+            wn = sum(weight * u[n - j] for j, weight in enumerate(plan.input_weights))
+        else:
+            plan, wn = main, w[n]
+        _build_rhs(problem, plan, history, wn, spare)
+        x = solver(plan.gamma, spare, times[n])
+        oldest = history.pop()
+        if x is spare:
+            spare = oldest
+        history.insert(0, x)
+        accumulate(problem.record, x, record[n])
+        if bar is not None and n % chunk == 0:
+            bar.update(times[n] - bar.n)
+    if bar is not None:
+        bar.close()
+    return times, record
+
+
+def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, tstop: float,
+                   hmax: float, tolerances: tuple[float, float], solver: StepSolver,
+                   trtol: float = 7.0) -> tuple[np.ndarray, np.ndarray]:
+    """Integrate to `tstop` choosing steps by the local truncation error.
+
+    Steps are powers of two below `hmax` (so a linear system meets only a few matrices),
+    except a step that lands exactly on a breakpoint; the first steps and the steps after a
+    breakpoint are short and taken with the starter method; a step whose error estimate
+    exceeds ``trtol * (reltol * |x| + abstol)`` is rejected and retried shorter.
+    """
+    reltol, _ = tolerances
+    starter = method(scheme.starter) if scheme.starter else scheme
+    plans: OrderedDict[tuple, StepPlan] = OrderedDict()
+
+    def plan_for(m: LinearMultistep, h: float, ratio: float) -> StepPlan:
+        key = (m.name, float(f"{h:.12g}"), float(f"{ratio:.6g}") if m.steps > 1 else 1.0)
+        found = plans.get(key)
+        if found is None:
+            found = plans[key] = StepPlan.make(problem.C, problem.G, m, h, ratio)
+            if len(plans) > 64:
+                plans.popitem(last=False)
+        return found
+
+    breakpoints = np.unique(np.append(problem.breakpoints[(problem.breakpoints > 0)
+                                                          & (problem.breakpoints < tstop)], tstop))
+    h_start = hmax / 64.0
+    h_min = hmax * 1e-12
+    t = 0.0
+    times, xs = [0.0], [x0.copy()]
+    inputs = [problem.inputs(np.array([0.0]))[0]]
+    record = [problem.record @ x0]
+    h, since_restart, rejected, bp = h_start, 0, 0, 0
+    rhs = np.empty_like(x0)
+    p = scheme.order
+    bar = _progress(tstop, "tran")
+    while t < tstop * (1 - 1e-12):
+        while bp < len(breakpoints) - 1 and breakpoints[bp] <= t * (1 + 1e-12) + h_min:
+            bp += 1
+        target = breakpoints[bp]
+        h = min(h, hmax)
+        landing = t + h >= target - 1e-9 * h
+        if landing:
+            h = target - t
+        elif t + 2 * h > target:
+            h = (target - t) / 2
+        use = scheme if since_restart >= scheme.steps - 1 else starter
+        previous = times[-1] - times[-2] if len(times) > 1 else h
+        plan = plan_for(use, h, h / previous)
+        t_new = target if landing else t + h
+        u_new = problem.inputs(np.array([t_new]))[0]
+        past_u = [u_new, *inputs[::-1]]
+        w = sum(weight * past_u[j] for j, weight in enumerate(plan.input_weights))
+        _build_rhs(problem, plan, xs[::-1], w, rhs)
+        x = solver(plan.gamma, rhs, t_new).copy()
+        # error check once enough points lie after the last restart
+        ratio = 0.0
+        if since_restart >= p + 1 and len(xs) >= p + 1:
+            points = [*xs[-(p + 1):], x]
+            stamps = np.array([*times[-(p + 1):], t_new])
+            lte = truncation_error(scheme, h, stamps, [q[problem.differential] for q in points])
+            scale = reltol * np.maximum(np.abs(x), np.abs(xs[-1]))[problem.differential] \
+                + problem.absolute[problem.differential]
+            ratio = float(np.max(np.abs(lte) / (trtol * scale))) if lte.size else 0.0
+        if ratio > 1.0:
+            rejected += 1
+            h = _power_of_two(h * max(0.1, min(0.5, 0.9 * ratio ** (-1.0 / (p + 1)))), hmax)
+            if h < h_min:
+                raise ConvergenceError(
+                    f"transient: time step too small at t = {t:.6g} s (error ratio {ratio:.3g} "
+                    f"at h = {h:.3g} s); tried {rejected} shorter steps")
+            continue
+        times.append(t_new)
+        xs.append(x)
+        inputs.append(u_new)
+        del xs[: -max(p + 2, scheme.steps + 1)]
+        del inputs[: -(scheme.steps + 1)]
+        record.append(problem.record @ x)
+        t = t_new
+        since_restart += 1
+        grow = 2.0 if ratio == 0.0 else min(2.0, 0.9 * ratio ** (-1.0 / (p + 1)))
+        h = _power_of_two(h * max(grow, 0.25), hmax)
+        if landing and t < tstop * (1 - 1e-12):
+            since_restart, h = 0, min(h, h_start)   # a corner: restart short and low order
+        if bar is not None:
+            bar.update(t - bar.n)
+    if bar is not None:
+        bar.close()
+    log.info("transient: %d accepted and %d rejected steps", len(times) - 1, rejected)
+    return np.array(times), np.array(record)
+
+
+def _power_of_two(h: float, hmax: float) -> float:
+    """The largest ``hmax * 2**-k`` not above `h`."""
+    if h >= hmax:
+        return hmax
+    return hmax * 2.0 ** -np.ceil(np.log2(hmax / h) - 1e-12)
