@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mna import analysis, elements  # noqa: F401  (registers elements and analyses)
 from mna.analysis.op import OperatingPoint
+from mna.analysis.sweep import run_stepped
 from mna.assembly import assemble
 from mna.circuit import Circuit
 from mna.errors import (
@@ -39,7 +40,9 @@ def read_string(text: str, filename: str = "<string>") -> Circuit:
 
 
 def run(circuit: Circuit) -> list[Result]:
-    """Perform every analysis the netlist asks for, in order."""
+    """Perform every analysis the netlist asks for, in order (at every ``.step`` point)."""
+    if circuit.steps:
+        return run_stepped(circuit)
     return [spec.run(circuit) for spec in circuit.analyses]
 
 

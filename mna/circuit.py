@@ -11,6 +11,7 @@ from mna.netlist.model import SourceLocation
 
 if TYPE_CHECKING:
     from mna.analysis.base import Analysis
+    from mna.analysis.sweep import Step
     from mna.elements.base import Element
 
 Method = Literal["be", "trap", "gear2", "fe"]
@@ -70,6 +71,7 @@ class Circuit:
     initial: dict[OutputName, Value] = field(default_factory=dict)
     nodeset: dict[OutputName, Value] = field(default_factory=dict)
     analyses: tuple[Analysis, ...] = ()
+    steps: tuple[Step, ...] = ()
     saves: tuple[OutputName, ...] = ()
 
     @property

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 
 from mna.analysis.base import Analysis
+from mna.analysis.sweep import Step
 from mna.circuit import OPTION_CHOICES, Circuit, Model, Node, Options, OutputName
 from mna.diagnostics import check_source_topology
 from mna.domains import Domain
@@ -57,6 +58,7 @@ class _Elaborator:
         self.nodeset: dict[OutputName, Value] = {}
         self.saves: list[OutputName] = []
         self.analyses: list[Analysis] = []
+        self.steps: list[Step] = []
 
     def run(self) -> Circuit:
         top = self._split(self.netlist.cards)
@@ -76,6 +78,7 @@ class _Elaborator:
             initial=self.initial,
             nodeset=self.nodeset,
             analyses=tuple(self.analyses),
+            steps=tuple(self.steps),
             saves=tuple(self.saves),
         )
         for element in self.elements:
@@ -163,6 +166,8 @@ class _Elaborator:
             self._saves(card, scope)
         elif key == ".domain":
             self._domain(card, scope)
+        elif key == ".step":
+            self.steps.append(Step.from_fields(FieldReader(card, scope, Step.usage, self._note_node)))
         elif key == ".end":
             pass
         elif key in SKIPPED_CARDS:

@@ -1,0 +1,95 @@
+"""``.step param``: every analysis repeated over parameter values, tables stacked with the
+stepped parameters as leading columns."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mna.analysis.dc import sweep_values
+from mna.errors import NetlistError
+from mna.netlist.fields import FieldReader
+from mna.netlist.model import SourceLocation
+from mna.results import Result
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ``.step param NAME start stop step`` or ``.step param NAME list v1 v2 ...`` card."""
+
+    name: str
+    label: str
+    values: tuple[float, ...]
+    location: SourceLocation
+
+    usage = ".step param NAME start stop step | .step param NAME list v1 v2 ..."
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Step:
+        if reader.keyword("param") is None:
+            reader.fail(".step takes 'param' first", usage=True)
+        word = reader.word("parameter name")
+        if reader.keyword("list"):
+            values = [reader.value("value")]
+            while reader.remaining():
+                values.append(reader.value("value"))
+        else:
+            limits = [reader.value(what) for what in ("start", "stop", "step")]
+            reader.done()
+            if not all(isinstance(v, float) for v in limits):
+                reader.fail(".step limits must be numbers", word.location)
+            values = list(sweep_values(*limits, word.location))
+        if not all(isinstance(v, float) for v in values):
+            reader.fail(".step values must be numbers", word.location)
+        reader.no_more_options()
+        return cls(word.key, word.text, tuple(values), word.location)
+
+
+def run_stepped(circuit) -> list[Result]:
+    """Every analysis at every combination of the ``.step`` values (first card outermost)."""
+    for step in circuit.steps:
+        if step.name not in circuit.parameters:
+            raise NetlistError(f"undefined parameter '{step.name}'", step.location)
+    points = list(itertools.product(*(s.values for s in circuit.steps)))
+    runs = []
+    for point in points:
+        parameters = {**circuit.parameters, **{s.name: v for s, v in zip(circuit.steps, point)}}
+        stepped = dataclasses.replace(circuit, parameters=parameters)
+        runs.append([analysis.run(stepped) for analysis in circuit.analyses])
+    names = [s.label for s in circuit.steps]
+    return [SteppedResult(names, points, [run[i] for run in runs]) for i in range(len(circuit.analyses))]
+
+
+class SteppedResult(Result):
+    """The tables of one analysis at every step point, stacked with leading parameter columns."""
+
+    def __init__(self, names: list[str], points: list[tuple[float, ...]], results: list[Result]):
+        self.kind = results[0].kind
+        self.names = names
+        self.points = points
+        self.results = results
+
+    def to_dataframe(self) -> pd.DataFrame:
+        frames = []
+        for point, result in zip(self.points, self.results):
+            frame = result.to_dataframe()
+            if frame.index.name is not None:
+                frame = frame.reset_index()
+            leading = pd.DataFrame({n: np.full(len(frame), v) for n, v in zip(self.names, point)})
+            frames.append(pd.concat([leading, frame.reset_index(drop=True)], axis=1))
+        stacked = pd.concat(frames, ignore_index=True)
+        stacked.attrs["units"] = {**self.results[0].to_dataframe().attrs.get("units", {}),
+                                  **{n: "" for n in self.names}}
+        return stacked
+
+    def summary(self) -> str:
+        heading = ", ".join(f"{n} ({len(set(p[i] for p in self.points))} values)"
+                            for i, n in enumerate(self.names))
+        return f"Stepped over {heading}:\n" + "\n".join(
+            f"[{', '.join(f'{n}={v:g}' for n, v in zip(self.names, point))}] {result.summary()}"
+            for point, result in zip(self.points, self.results)
+        )
