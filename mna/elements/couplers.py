@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mna.domains import Domain
 from mna.elements.base import Edge, Element, Role
 from mna.elements.passive import Inductor
 from mna.netlist.fields import GROUND, FieldReader, Value
@@ -61,8 +62,10 @@ class Gyrator(TwoPort):
         return ("", "b")
 
     def branch_domain(self, port, domain_of):
-        return domain_of(self.nodes[2] if self.nodes[2] != GROUND else self.nodes[3]) if port else (
-            self.port_domain(domain_of))
+        """Unknown ``b`` is port b's through variable, in port b's domain."""
+        if not port:
+            return self.port_domain(domain_of)
+        return next((domain_of(n) for n in self.nodes[2:] if n != GROUND), Domain.ELECTRICAL)
 
     def stamp(self, s) -> None:
         ka, kb = s.branch(self), s.branch(self, "b")

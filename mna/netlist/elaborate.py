@@ -63,7 +63,7 @@ class _Elaborator:
     def run(self) -> Circuit:
         top = self._split(self.netlist.cards)
         parameters = self._parameters([c for c in top if c.head.key == ".param"])
-        scope = Scope(known=frozenset(parameters))
+        scope = self.top_scope = Scope(known=frozenset(parameters))
         for card in top:
             self._card(card, scope, depth=0)
         nodes = self._domains()
@@ -267,7 +267,7 @@ class _Elaborator:
             kind, params = rest[0], tuple(rest[1:])
         else:
             raise NetlistError(f"usage: {usage}", card.location)
-        reader = FieldReader(card, Scope(known=frozenset(self._parameter_names())), usage, self._note_node)
+        reader = FieldReader(card, self.top_scope, usage, self._note_node)
         values = {}
         for item in params:
             if not isinstance(item, Assign) or not isinstance(item.key, Word):
@@ -277,10 +277,6 @@ class _Elaborator:
         if name.key in self.models:
             raise NetlistError(f"model '{name.text}' is defined twice", name.location)
         self.models[name.key] = Model(name.text, kind.key, values, card.location)
-
-    def _parameter_names(self) -> set[str]:
-        return {f.key.key for c in self.netlist.cards if c.head.key == ".param" for f in c.fields
-                if isinstance(f, Assign) and isinstance(f.key, Word)}
 
     def _initial(self, card: Card, scope: Scope, values: dict[OutputName, Value]) -> None:
         usage = f"{card.head.key} V(node)=value I(element)=value ..."
