@@ -1,0 +1,87 @@
+"""Shared test helpers: where the example netlists live, reading them with analyses that do not
+exist yet left out, and the ngspice runner (tests/ngspice.py) as a fixture."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+import mna
+from mna.analysis.base import Analysis
+
+ROOT = Path(__file__).resolve().parent.parent
+NETLISTS = ROOT / "netlists"
+DATA = Path(__file__).resolve().parent / "data"
+
+# Analysis cards that other parts of the project add; a test that only needs the operating
+# point leaves them out while they are not registered, and keeps them once they are.
+LATER_CARDS = (".tran", ".ac", ".ss", ".step", ".noise", ".tf", ".sens", ".four")
+
+
+def without_unregistered_analyses(text: str) -> str:
+    """`text` without the lines (and their ``+`` continuations) of analysis cards that
+    `mna` does not know yet; every other line, comments included, is kept in place so that
+    line numbers stay those of the file."""
+    kept, dropping = [], False
+    for number, line in enumerate(text.splitlines()):
+        words = line.split()
+        head = words[0].lower() if words else ""
+        if number > 0 and head.startswith("+") and dropping:
+            kept.append("*")
+            continue
+        dropping = number > 0 and head in LATER_CARDS and head not in Analysis.registry
+        kept.append("*" if dropping else line)
+    return "\n".join(kept) + "\n"
+
+
+def with_saves(text: str, outputs: list[str]) -> str:
+    """`text` with a ``.save`` card for `outputs` put before its ``.end`` (if any)."""
+    if not outputs:
+        return text
+    save = ".save " + " ".join(outputs)
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if index > 0 and line.strip().lower() == ".end":
+            return "\n".join([*lines[:index], save, *lines[index:]]) + "\n"
+    return text.rstrip("\n") + "\n" + save + "\n"
+
+
+@pytest.fixture
+def strip_unregistered():
+    """`without_unregistered_analyses` for tests that read netlist text themselves."""
+    return without_unregistered_analyses
+
+
+@pytest.fixture
+def read_netlist():
+    """Read a file of netlists/ (or any path) as `mna.read` would, minus unknown analyses."""
+
+    def read(path: str | Path, saves: list[str] | None = None) -> mna.Circuit:
+        path = Path(path)
+        if not path.is_absolute() and not path.exists():
+            path = NETLISTS / path
+        text = with_saves(without_unregistered_analyses(path.read_text()), saves or [])
+        return mna.read_string(text, str(path))
+
+    return read
+
+
+def _load_ngspice():
+    path = ROOT / "tests" / "ngspice.py"
+    spec = importlib.util.spec_from_file_location("mna_tests_ngspice", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def ngspice():
+    """tests/ngspice.py (``available()``, ``run(text)``); skips when ngspice is missing."""
+    module = _load_ngspice()
+    if not module.available():
+        pytest.skip("ngspice is not installed")
+    return module
