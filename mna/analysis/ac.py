@@ -1,0 +1,116 @@
+"""``.ac dec|oct|lin n fstart fstop``: the small-signal frequency response.
+
+At each frequency ``(G + j w C) X = B U`` is solved with one sparse LU, ``U`` being the sources'
+AC phasors; the outputs are ``Y = (P + j w Q) X + R U``. A nonlinear circuit is first
+linearised about its operating point.
+
+>>> import mna
+>>> c = mna.read_string("rc\\nV1 in 0 AC 1\\nR1 in out 1k\\nC1 out 0 1u\\n.ac lin 2 0 1k\\n")
+>>> table = mna.run(c)[0]
+>>> abs(table["V(out)"][0])
+1.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from mna.analysis.base import Analysis
+from mna.assembly import assemble
+from mna.errors import NetlistError, SingularSystemError
+from mna.linalg import factor
+from mna.netlist.model import SourceLocation
+from mna.results import TableResult
+
+SWEEPS = ("dec", "oct", "lin")
+
+
+def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray:
+    """The analysis frequencies as SPICE lays them out (``points`` per decade or octave, or in
+    all for ``lin``), from `start` up to `stop` inclusive.
+
+    >>> frequencies("dec", 2, 1.0, 100.0).round(3).tolist()
+    [1.0, 3.162, 10.0, 31.623, 100.0]
+    """
+    if kind == "lin":
+        return np.linspace(start, stop, points) if points > 1 else np.array([start])
+    base = 10.0 if kind == "dec" else 2.0
+    count = int(np.floor(points * np.log(stop / start) / np.log(base) + 1e-9)) + 1
+    return start * base ** (np.arange(count) / points)
+
+
+@dataclass(frozen=True)
+class AcAnalysis(Analysis):
+    card = ".ac"
+    usage = ".ac dec|oct|lin points fstart fstop"
+
+    sweep: str
+    points: int
+    start: float
+    stop: float
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, reader):
+        sweep = reader.keyword(*SWEEPS)
+        if sweep is None:
+            word = reader.peek()
+            reader.fail("expected dec, oct or lin", getattr(word, "location", None), usage=True)
+        values = [reader.value(what) for what in ("number of points", "fstart", "fstop")]
+        reader.done()
+        reader.no_more_options()
+        if not all(isinstance(v, float) for v in values):
+            reader.fail(".ac limits must be numbers", usage=True)
+        points, start, stop = values
+        if points < 1 or points != int(points):
+            reader.fail(f"the number of points must be a positive integer, got {points:g}")
+        if sweep != "lin" and not 0 < start <= stop:
+            reader.fail(f"a {sweep} sweep needs 0 < fstart <= fstop, got {start:g} and {stop:g}")
+        if sweep == "lin" and not 0 <= start <= stop:
+            reader.fail(f"a lin sweep needs 0 <= fstart <= fstop, got {start:g} and {stop:g}")
+        return cls(sweep, int(points), start, stop, reader.location)
+
+    def run(self, circuit) -> TableResult:
+        f = frequencies(self.sweep, self.points, self.start, self.stop)
+        system = small_signal_system(circuit)
+        u = system.ac_inputs()
+        if not np.any(u):
+            raise NetlistError(".ac: no source has an AC value (write e.g. 'V1 in 0 AC 1')",
+                               self.location)
+        outputs = ac_response(system, f, u)
+        columns = {"frequency": f}
+        units = {"frequency": "Hz"}
+        for name, unit, row in zip(system.outputs, system.output_units, outputs):
+            columns[name] = row
+            units[name] = unit
+        return TableResult("ac", columns, units, independent="frequency")
+
+
+def small_signal_system(circuit):
+    """The descriptor system, linearised about the operating point if it is nonlinear."""
+    system = assemble(circuit)
+    if getattr(system, "is_linear", True):
+        return system
+    from mna.analysis.op import dc_solution
+
+    x = dc_solution(system, system.dc_inputs(), circuit.options)
+    return system.linearized(x)
+
+
+def ac_response(system, f: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Outputs (one row each) at frequencies `f` for input phasors `u`."""
+    G, C = sp.csc_matrix(system.G), sp.csc_matrix(system.C)
+    P, Q, R = sp.csr_matrix(system.P), sp.csr_matrix(system.Q), sp.csr_matrix(system.R)
+    rhs = system.B @ u
+    result = np.empty((P.shape[0], len(f)), dtype=complex)
+    for k, fk in enumerate(f):
+        jw = 2j * np.pi * fk
+        try:
+            x = factor((G + jw * C).astype(complex), system.unknowns).solve(rhs.astype(complex))
+        except SingularSystemError as error:
+            raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
+        result[:, k] = P @ x + jw * (Q @ x) + R @ u
+    return result

@@ -1,0 +1,499 @@
+"""Descriptor system → state space with physical states: ``x' = A x + B u + E u'``,
+``y = C x + D u + F u'``.
+
+The candidates for states are the across variables of A-type elements and the through
+variables of T-type elements (functionals ``s_i = S_i z`` of the unknowns). They are taken
+greedily in normal-tree order (A-type in netlist order, then T-type in reverse netlist order,
+so that the T-type elements that a normal tree would take first are the ones left out), a
+candidate being kept when the equations together with the states already kept do not fix it.
+The equations are the first derivative array of ``G z + C z' = B u``::
+
+    [G C 0] [z  ]   [B u ]
+    [0 G C] [z' ] = [B u']          (z'' are free unknowns: nothing needs u'')
+            [z'']
+
+so that the hidden constraints of loops of A-type elements and across sources, and of cut-sets
+of T-type elements and through sources, are seen (also through TF and GY couplers). With the
+states ``S_sel z = s`` appended, every wanted quantity (``s' = S_sel z'`` and the outputs
+``P z + Q z'``) must lie in the row space of the stacked matrix; its coefficients on the right
+hand side give ``A B E`` and ``C D F``. Nothing is pseudo-inverted: a quantity that the
+equations do not fix is an error (`DescriptorIndexError`).
+
+Two implementations share these definitions:
+
+* `reduce_dense`: the derivative array above, dense; decisions (ranks) are taken in floating
+  point on equilibrated matrices, and the coefficients are computed either in floating point or
+  exactly over the field of rational functions of the parameters (symbolic mode, with the
+  decisions taken at generic parameter values).
+* `reduce_sparse`: for numeric systems of index at most one (no such loops or cut-sets), in
+  the coordinates of the column and row spaces of ``C`` (found block by block) the algebraic
+  unknowns follow from one sparse LU; only matrices of the size of the state vector are dense.
+  It declines (returns None) when the algebraic block is singular, and the dense path decides.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
+import scipy.sparse.linalg as spla
+import sympy
+
+from mna.errors import DescriptorIndexError
+
+log = logging.getLogger(__name__)
+
+RANK_TOL = 1e-9
+DENSE_LIMIT = 1500
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A physical variable that may be a state: ``value = row · z`` (row: {index: coefficient})."""
+
+    name: str
+    unit: str
+    element: str
+    kind: str  # "A" (across of an A-type element) or "T" (through of a T-type element)
+    row: dict
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """The matrices of ``x' = A x + B u + E u'``, ``y = C x + D u + F u'`` and the kept states."""
+
+    states: tuple[int, ...]  # indices into the candidate list, in state order
+    A: Any
+    B: Any
+    C: Any
+    D: Any
+    E: Any
+    F: Any
+
+
+def preference_order(candidates: list[Candidate]) -> list[int]:
+    """A-type candidates in netlist order, then T-type ones in reverse netlist order."""
+    across = [i for i, c in enumerate(candidates) if c.kind == "A"]
+    through = [i for i, c in enumerate(candidates) if c.kind == "T"]
+    return across + through[::-1]
+
+
+def state_order(selected: list[int], candidates: list[Candidate]) -> tuple[int, ...]:
+    """Kept states as reported: A-type first, then T-type, each in netlist order."""
+    return tuple(sorted(selected, key=lambda i: (candidates[i].kind != "A", i)))
+
+
+def _dense(matrix) -> np.ndarray:
+    if sp.issparse(matrix):
+        return matrix.toarray().astype(float)
+    return np.asarray(matrix, dtype=float)
+
+
+def _candidate_matrix(candidates: list[Candidate], n: int, order=None, symbolic=False):
+    order = range(len(candidates)) if order is None else order
+    if symbolic:
+        S = sympy.zeros(len(order), n)
+    else:
+        S = np.zeros((len(order), n))
+    for r, i in enumerate(order):
+        for col, value in candidates[i].row.items():
+            S[r, col] += value
+    return S
+
+
+# --------------------------------------------------------------------------------------------
+# dense: the derivative array
+# --------------------------------------------------------------------------------------------
+
+def _equilibrate(M) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column scales (powers of two) that bring every nonzero row and column of M to
+    max-norm about 1 (Ruiz's iteration); M dense or sparse."""
+    A = abs(sp.csr_matrix(M)) if sp.issparse(M) else sp.csr_matrix(np.abs(M))
+    rows, cols = np.ones(A.shape[0]), np.ones(A.shape[1])
+    for _ in range(30):
+        scaled = sp.diags(rows) @ A @ sp.diags(cols)
+        r = np.asarray(scaled.max(axis=1).todense()).ravel()
+        c = np.asarray(scaled.max(axis=0).todense()).ravel()
+        if np.all(np.abs(r[r > 0] - 1) < 0.5) and np.all(np.abs(c[c > 0] - 1) < 0.5):
+            break
+        rows = rows / np.sqrt(np.where(r > 0, r, 1))
+        cols = cols / np.sqrt(np.where(c > 0, c, 1))
+    return 2.0 ** np.round(np.log2(rows)), 2.0 ** np.round(np.log2(cols))
+
+
+def _rank(M: np.ndarray) -> int:
+    if M.size == 0:
+        return 0
+    values = scipy.linalg.svdvals(M)
+    return int(np.sum(values > RANK_TOL * max(values[0], 1e-300))) if values.size else 0
+
+
+def finite_eigenvalue_count(G: np.ndarray, C: np.ndarray) -> int:
+    """How many finite generalised eigenvalues the pencil ``G + s C`` has (deg det(G + sC))."""
+    n = G.shape[0]
+    if n == 0:
+        return 0
+    # det(G + sC) = prod over the pencil's finite eigenvalues: count them by evaluating the
+    # rank drop of C in the Kronecker form, via generalized eigenvalues with beta != 0.
+    M = np.vstack([G, C])
+    r, c = _equilibrate(M)
+    Gs, Cs = G * r[:n, None] * c[None, :], C * r[n:, None] * c[None, :]
+    alpha, beta = scipy.linalg.eigvals(Gs, -Cs, homogeneous_eigvals=True)
+    scale = np.abs(alpha) + np.abs(beta)
+    return int(np.sum(np.abs(beta) > 1e-8 * np.where(scale > 0, scale, 1)))
+
+
+def _constraints(M0: np.ndarray, n: int) -> np.ndarray:
+    """Rows K with ``K x = 0`` for every x that the equations M0 (z, z', z'') = 0 allow: the
+    algebraic equations and the hidden constraints (x', x'' eliminated by a left null space)."""
+    tail = M0[:, n:]
+    if tail.size == 0:
+        return M0[:, :n]
+    u, values, _ = scipy.linalg.svd(tail)
+    rank = int(np.sum(values > RANK_TOL * values[0])) if values.size and values[0] > 0 else 0
+    Y = u[:, rank:]
+    return Y.T @ M0[:, :n]
+
+
+def _select(K: np.ndarray, S: np.ndarray, order: list[int]) -> list[int]:
+    """Candidates (rows of S, tried in `order`) that the constraints K and the candidates kept
+    before them leave free: Gram-Schmidt against an orthonormal basis of K's row space."""
+    basis: list[np.ndarray] = []
+    if K.size:
+        _, values, vh = scipy.linalg.svd(K, full_matrices=False)
+        keep = values > RANK_TOL * max(values[0], 1e-300) if values.size else values > 0
+        basis = list(vh[keep])
+    selected = []
+    for i in order:
+        f = S[i]
+        norm = np.linalg.norm(f)
+        if norm == 0:
+            continue
+        residual = f / norm
+        if basis:
+            Bm = np.array(basis)
+            for _ in range(2):  # twice, for orthogonality
+                residual = residual - Bm.T @ (Bm @ residual)
+        size = np.linalg.norm(residual)
+        if size > 1e-7:
+            basis.append(residual / size)
+            selected.append(i)
+    return selected
+
+
+def _basis_indices(M: np.ndarray, rank: int) -> np.ndarray:
+    """`rank` independent rows of M (QR with column pivoting of M^T)."""
+    if rank == 0:
+        return np.empty(0, int)
+    _, _, pivots = scipy.linalg.qr(M.T, mode="economic", pivoting=True)
+    return np.sort(pivots[:rank])
+
+
+def reduce_dense(
+    G, C, B, P, Q, R,
+    candidates: list[Candidate],
+    unknowns: tuple[str, ...],
+    input_names: tuple[str, ...],
+    symbolic: bool = False,
+    generic: dict | None = None,
+) -> Reduced:
+    """The state-space model by the derivative array (see the module docstring).
+
+    With `symbolic`, G ... R are sympy matrices and `generic` maps their symbols to generic
+    numbers, at which the rank decisions are taken; the coefficients are then exact.
+    """
+    if symbolic:
+        W_exact = _left_null_exact(C)
+        numeric = [_numeric(m, generic) for m in (G, C, B, P, Q, R, W_exact)]
+        Gn, Cn, Bn, Pn, Qn, Rn, Wn = numeric
+    else:
+        Gn, Cn, Bn, Pn, Qn, Rn = (_dense(m) for m in (G, C, B, P, Q, R))
+        Wn = _left_null(Cn)
+    n, m, p = Gn.shape[0], Bn.shape[1], Pn.shape[0]
+    k = Wn.shape[1]
+    # The derivative array with z'' eliminated: [G C; 0 W^T G] (z, z') = (B u, W^T B u').
+    M1 = np.block([[Gn, Cn], [np.zeros((k, n)), Wn.T @ Gn]])
+    rows, cols = _equilibrate(M1)
+    M1s = M1 * rows[:, None] * cols[None, :]
+    S = _candidate_matrix(candidates, n)
+    selected = _select(_constraints(M1s, n), S * cols[None, :n], preference_order(candidates))
+    states = state_order(selected, candidates)
+    r = len(states)
+    expected = finite_eigenvalue_count(Gn, Cn)
+    if r != expected:
+        names = ", ".join(candidates[i].name for i in states) or "none"
+        raise DescriptorIndexError(
+            f"the storage elements give {r} independent states ({names}) but the system has "
+            f"{expected} finite natural frequencies: it has no state-space form with physical "
+            "states (a higher-index descriptor system)")
+
+    Ssel = S[list(states)]
+    Mn = np.vstack([M1, np.hstack([Ssel, np.zeros((r, n))])])
+    zeros = np.zeros
+    rhs = np.block([
+        [zeros((n, r)), Bn, zeros((n, m))],
+        [zeros((k, r)), zeros((k, m)), Wn.T @ Bn],
+        [np.eye(r), zeros((r, m)), zeros((r, m))],
+    ])
+    wanted = np.block([[zeros((r, n)), Ssel], [Pn, Qn]])
+    rows, cols = _equilibrate(Mn)
+    Ms = Mn * rows[:, None] * cols[None, :]
+    rhs_s = rhs * rows[:, None]
+    wanted_s = wanted * cols[None, :]
+    rank = _rank(Ms)
+    I = _basis_indices(Ms, rank)
+    J = _basis_indices(Ms[I].T, rank)
+    MIJ = Ms[np.ix_(I, J)]
+    # Every row of M must be a combination of the basis rows with the same right-hand side,
+    # or some inputs (or states) cannot be chosen freely.
+    other = np.setdiff1d(np.arange(Ms.shape[0]), I)
+    if other.size and rank:
+        mu = np.linalg.solve(MIJ.T, Ms[np.ix_(other, J)].T).T
+        clash = np.abs(mu @ rhs_s[I] - rhs_s[other])
+        bad = clash.max(axis=0) > 1e-7 * (1 + np.abs(rhs_s).max())
+        if bad[:r].any():
+            raise DescriptorIndexError("internal: the chosen states are not independent")
+        if bad[r:].any():
+            which = sorted({input_names[j % m] for j in np.flatnonzero(bad[r:])})
+            raise DescriptorIndexError(
+                f"the inputs {', '.join(which)} cannot be set independently (a loop of across "
+                "sources or a cut-set of through sources, possibly through couplers)")
+    # Every wanted functional must lie in the row space (else the equations leave it free).
+    if rank:
+        lam = np.linalg.solve(MIJ.T, wanted_s[:, J].T).T
+        miss = np.abs(lam @ Ms[I] - wanted_s).max(axis=1)
+    else:
+        lam = np.zeros((wanted_s.shape[0], 0))
+        miss = np.abs(wanted_s).max(axis=1) if wanted_s.size else np.zeros(wanted_s.shape[0])
+    scale = np.abs(wanted_s).max(axis=1) if wanted_s.size else np.zeros(0)
+    for j in np.flatnonzero(miss > 1e-7 * np.where(scale > 0, scale, 1)):
+        what = (f"the derivative of state {candidates[states[j]].name}" if j < r
+                else f"output {j - r + 1}")
+        raise DescriptorIndexError(
+            f"{what} is not fixed by the states and inputs (it needs a higher derivative of an "
+            "input, or the system is singular)")
+    if symbolic:
+        coefficients = _exact(G, C, B, P, Q, R, W_exact, candidates, states, I, J)
+    else:
+        coefficients = lam @ rhs_s[I] if rank else np.zeros((wanted.shape[0], rhs.shape[1]))
+        if coefficients.size:
+            small = np.abs(coefficients) < 1e-14 * max(1.0, np.abs(coefficients).max())
+            coefficients[small] = 0.0
+    return _split(coefficients, r, m, states)
+
+
+def _left_null(C: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the left null space of C (after equilibration)."""
+    n = C.shape[0]
+    if n == 0:
+        return np.zeros((0, 0))
+    rows, cols = _equilibrate(C)
+    u, values, _ = scipy.linalg.svd(C * rows[:, None] * cols[None, :])
+    rank = int(np.sum(values > RANK_TOL * values[0])) if values.size and values[0] > 0 else 0
+    return u[:, rank:] * rows[:, None]  # w^T (D C) = 0  ->  (D w)^T C = 0
+
+
+def _left_null_exact(C) -> sympy.Matrix:
+    from sympy.polys.matrices import DomainMatrix
+
+    n = C.shape[0]
+    if n == 0:
+        return sympy.zeros(0, 0)
+    null = DomainMatrix.from_Matrix(sympy.Matrix(C).T).to_field().nullspace()
+    vectors = null.to_Matrix()  # rows are basis vectors
+    return vectors.T if vectors.shape[0] else sympy.zeros(n, 0)
+
+
+def _split(coefficients, r: int, m: int, states) -> Reduced:
+    top, bottom = coefficients[:r, :], coefficients[r:, :]
+    return Reduced(
+        states=tuple(states),
+        A=top[:, :r], B=top[:, r:r + m], E=top[:, r + m:],
+        C=bottom[:, :r], D=bottom[:, r:r + m], F=bottom[:, r + m:],
+    )
+
+
+def _numeric(matrix, generic: dict) -> np.ndarray:
+    matrix = sympy.Matrix(matrix)
+    if matrix.shape[0] == 0 or matrix.shape[1] == 0:
+        return np.zeros(matrix.shape)
+    return np.array(matrix.xreplace(generic).evalf(), dtype=float)
+
+
+def _exact(G, C, B, P, Q, R, W, candidates, states, I, J):
+    """``wanted_J · M_IJ^-1 · rhs_I`` over the field of rational functions of the parameters."""
+    from sympy.polys.matrices import DomainMatrix
+
+    G, C, B, P, Q = (sympy.Matrix(M) for M in (G, C, B, P, Q))
+    n, m, p, r, k = G.shape[0], B.shape[1], P.shape[0], len(states), W.shape[1]
+    Ssel = _candidate_matrix(candidates, n, states, symbolic=True)
+    WG, WB = W.T * G, W.T * B
+    M = sympy.Matrix.vstack(
+        sympy.Matrix.hstack(G, C),
+        sympy.Matrix.hstack(sympy.zeros(k, n), WG),
+        sympy.Matrix.hstack(Ssel, sympy.zeros(r, n)),
+    )
+    rhs = sympy.Matrix.vstack(
+        sympy.Matrix.hstack(sympy.zeros(n, r), B, sympy.zeros(n, m)),
+        sympy.Matrix.hstack(sympy.zeros(k, r), sympy.zeros(k, m), WB),
+        sympy.Matrix.hstack(sympy.eye(r), sympy.zeros(r, m), sympy.zeros(r, m)),
+    )
+    wanted = sympy.Matrix.vstack(
+        sympy.Matrix.hstack(sympy.zeros(r, n), Ssel),
+        sympy.Matrix.hstack(P, Q),
+    )
+    I, J = [int(i) for i in I], [int(j) for j in J]
+    if not I or rhs.shape[1] == 0 or wanted.shape[0] == 0:
+        return sympy.zeros(wanted.shape[0], rhs.shape[1])
+    big = sympy.Matrix.hstack(M.extract(I, J), rhs.extract(I, list(range(rhs.shape[1]))))
+    domain_matrix = DomainMatrix.from_Matrix(big).to_field()
+    X = domain_matrix[:, :len(J)].lu_solve(domain_matrix[:, len(J):]).to_Matrix()
+    result = wanted.extract(list(range(wanted.shape[0])), J) * X
+    return result.applyfunc(lambda e: sympy.factor(sympy.cancel(e)))
+
+
+# --------------------------------------------------------------------------------------------
+# sparse: index one, in the coordinates of C's row and column spaces
+# --------------------------------------------------------------------------------------------
+
+def _c_spaces(C: sp.csc_matrix):
+    """Orthonormal, block-sparse bases of C's row space (Z), left null space (W), column
+    space (Rg) and null space (N), with C = Z diag(sigma) Rg^T, found per connected block."""
+    n = C.shape[0]
+    C = sp.csr_matrix(C)
+    C.eliminate_zeros()
+    coo = C.tocoo()
+    graph = sp.coo_matrix((np.ones(coo.nnz), (coo.row, n + coo.col)), shape=(2 * n, 2 * n))
+    count, labels = csgraph.connected_components(graph, directed=False)
+    Zt, Wt, Rt, Nt, sigma = [], [], [], [], []  # lists of (indices, vectors)
+    row_labels, col_labels = labels[:n], labels[n:]
+    used_rows = np.zeros(n, bool)
+    used_cols = np.zeros(n, bool)
+    for label in np.unique(labels[np.concatenate([coo.row, n + coo.col])]) if coo.nnz else []:
+        rws = np.flatnonzero(row_labels == label)
+        cls = np.flatnonzero(col_labels == label)
+        used_rows[rws] = used_cols[cls] = True
+        block = C[rws][:, cls].toarray()
+        u, s, vh = scipy.linalg.svd(block)
+        k = int(np.sum(s > RANK_TOL * s[0])) if s.size else 0
+        for j in range(k):
+            Zt.append((rws, u[:, j]))
+            Rt.append((cls, vh[j]))
+            sigma.append(s[j])
+        for j in range(k, len(rws)):
+            Wt.append((rws, u[:, j]))
+        for j in range(k, len(cls)):
+            Nt.append((cls, vh[j]))
+    for i in np.flatnonzero(~used_rows):
+        Wt.append((np.array([i]), np.array([1.0])))
+    for i in np.flatnonzero(~used_cols):
+        Nt.append((np.array([i]), np.array([1.0])))
+
+    def assemble_basis(vectors):
+        if not vectors:
+            return sp.csc_matrix((n, 0))
+        r = np.concatenate([idx for idx, _ in vectors])
+        c = np.concatenate([np.full(len(idx), j) for j, (idx, _) in enumerate(vectors)])
+        v = np.concatenate([vec for _, vec in vectors])
+        return sp.csc_matrix((v, (r, c)), shape=(n, len(vectors)))
+
+    return (assemble_basis(Zt), assemble_basis(Wt), assemble_basis(Rt), assemble_basis(Nt),
+            np.array(sigma))
+
+
+def reduce_sparse(G, C, B, P, Q, R, candidates: list[Candidate]) -> Reduced | None:
+    """The model of an index-one numeric system with sparse LU; None when the algebraic block
+    is singular (loops of A-type elements and across sources and the like)."""
+    G, C, B = sp.csc_matrix(G), sp.csc_matrix(C), sp.csc_matrix(B)
+    P, Q, R = sp.csr_matrix(P), sp.csr_matrix(Q), _dense(R)
+    n, m = B.shape
+    # Scale equations and unknowns (x = Dc x~): the model in s, u and y does not change.
+    dr, dc = _equilibrate(abs(G) + abs(C))
+    Dr, Dc = sp.diags(dr), sp.diags(dc)
+    G, C, B = sp.csc_matrix(Dr @ G @ Dc), sp.csc_matrix(Dr @ C @ Dc), sp.csc_matrix(Dr @ B)
+    P, Q = sp.csr_matrix(P @ Dc), sp.csr_matrix(Q @ Dc)
+    scale = Dc.diagonal()
+    candidates = [Candidate(c.name, c.unit, c.element, c.kind,
+                            {j: v * scale[j] for j, v in c.row.items()}) for c in candidates]
+    Zb, Wb, Rb, Nb, sigma = _c_spaces(C)
+    nd, k = Zb.shape[1], Wb.shape[1]
+    G22 = sp.csc_matrix(Wb.T @ G @ Nb)
+    G21 = (Wb.T @ G @ Rb).toarray()
+    G12 = sp.csr_matrix(Zb.T @ G @ Nb)
+    G11 = (Zb.T @ G @ Rb).toarray()
+    B1 = (Zb.T @ B).toarray()
+    B2 = (Wb.T @ B).toarray()
+    if k:
+        try:
+            lu = spla.splu(G22)
+        except RuntimeError:
+            return None
+        diagonal = np.abs(lu.U.diagonal())
+        if diagonal.size and diagonal.min() <= 1e-11 * diagonal.max():
+            return None
+        H21 = lu.solve(G21) if nd else np.zeros((k, 0))   # xa = H2u u - H21 xd
+        H2u = lu.solve(B2) if m else np.zeros((k, 0))
+        if not (np.all(np.isfinite(H21)) and np.all(np.isfinite(H2u))):
+            return None
+    else:
+        H21, H2u = np.zeros((0, nd)), np.zeros((0, m))
+    Ad = -(G11 - G12 @ H21) / sigma[:, None]
+    Bd = (B1 - G12 @ H2u) / sigma[:, None]
+    Xs = Rb.toarray() - Nb @ H21 if nd else np.zeros((n, 0))  # x = Xs xd + Xu u
+    Xu = Nb @ H2u
+    S = sp.csr_matrix(_candidate_matrix(candidates, n))
+    Ts = np.asarray(S @ Xs)
+    Tu = np.asarray(S @ Xu)
+    selected = _select_columns(Ts, preference_order(candidates))
+    if len(selected) != nd:
+        return None
+    states = state_order(selected, candidates)
+    T = Ts[list(states)]
+    Tu_sel = Tu[list(states)]
+    lu_t = scipy.linalg.lu_factor(T)
+    # xd = T^-1 (s - Tu u); s' = T xd' + Tu u'
+    A = T @ scipy.linalg.lu_solve(lu_t, Ad.T, trans=1).T if nd else np.zeros((0, 0))
+    Bs = T @ Bd - A @ Tu_sel
+    E = Tu_sel
+    PX = np.asarray(P @ Xs)
+    QX = np.asarray(Q @ Xs)
+    Tinv = lambda M: scipy.linalg.lu_solve(lu_t, M.T, trans=1).T if nd else np.zeros((M.shape[0], 0))  # noqa: E731
+    # y = P (Xs xd + Xu u) + Q (Xs xd' + Xu u') + R u, xd' = Ad xd + Bd u
+    Cxd = PX + QX @ Ad
+    Cs = Tinv(Cxd)
+    Ds = np.asarray(P @ Xu) + QX @ Bd + R - Cs @ Tu_sel
+    Fs = np.asarray(Q @ Xu)
+    out = [np.asarray(a, float) for a in (A, Bs, Cs, Ds, E, Fs)]
+    for a in out:
+        if a.size:
+            a[np.abs(a) < 1e-14 * max(1.0, np.abs(a).max())] = 0.0
+    return Reduced(states, *out[:2], out[2], out[3], out[4], out[5])
+
+
+def _select_columns(T: np.ndarray, order: list[int]) -> list[int]:
+    """Rows of T (tried in `order`) independent of the rows kept before them."""
+    basis: list[np.ndarray] = []
+    selected = []
+    width = T.shape[1]
+    for i in order:
+        if len(basis) == width:
+            break
+        f = T[i]
+        norm = np.linalg.norm(f)
+        if norm == 0:
+            continue
+        residual = f / norm
+        if basis:
+            Bm = np.array(basis)
+            for _ in range(2):
+                residual = residual - Bm.T @ (Bm @ residual)
+        size = np.linalg.norm(residual)
+        if size > 1e-7:
+            basis.append(residual / size)
+            selected.append(i)
+    return selected
