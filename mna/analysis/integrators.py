@@ -86,7 +86,7 @@ METHODS: dict[str, LinearMultistep] = {
     "be": LinearMultistep("backward Euler", (1.0, -1.0), (1.0, 0.0), 1, -0.5),
     "trap": LinearMultistep("trapezoidal", (1.0, -1.0), (0.5, 0.5), 2, -1.0 / 12.0),
     "gear2": VariableBDF2("Gear-2 (BDF2)", (1.0, -4.0 / 3.0, 1.0 / 3.0), (2.0 / 3.0, 0.0, 0.0),
-                          2, -2.0 / 9.0, starter="be"),
+                          2, -2.0 / 9.0, starter="trap"),
 }
 
 

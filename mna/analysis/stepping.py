@@ -108,7 +108,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     """Integrate `steps` equal steps of size `h` from ``x0`` at t = 0.
 
     Returns the times and the recorded rows (one row per time point). A multistep method
-    takes its first steps with its starter (Gear-2: one backward-Euler step).
+    takes its first steps with its starter (Gear-2: one trapezoidal step).
     """
     times = h * np.arange(steps + 1)
     u = problem.inputs(times)                        # (N+1, m), evaluated once

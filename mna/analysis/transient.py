@@ -87,8 +87,10 @@ class Transient(Analysis):
         n = system.size
         G, C = sp.csr_matrix(system.G), sp.csr_matrix(system.C)
         adaptive = options.stepcontrol == "adaptive"
-        hmax = min(tstep, tmax) if tmax is not None else (
-            min(tstep, tstop / 50) if adaptive else tstep)
+        if adaptive:   # ngspice: tmax when given, else the smaller of tstep and tstop/50
+            hmax = tmax if tmax is not None else min(tstep, tstop / 50)
+        else:          # the fixed step h = min(tstep, tmax)
+            hmax = min(tstep, tmax) if tmax is not None else tstep
         steps = max(1, int(np.ceil(tstop / hmax * (1 - 1e-12))))
         h = tstop / steps
         if scheme.explicit:

@@ -1,0 +1,198 @@
+"""Transient analysis of whole netlists against closed-form solutions and ngspice.
+
+Tolerances are stated per test: the trapezoidal rule's global error at the netlists' steps is
+far below them (it is measured in tests/unit/analysis/test_integrators.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.linalg
+
+import mna
+from mna.analysis.transient import Transient, TransientResult
+
+NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
+
+
+def transient(circuit, index: int = 0) -> TransientResult:
+    return [a for a in circuit.analyses if isinstance(a, Transient)][index].run(circuit)
+
+
+def without(text: str, *cards: str) -> str:
+    pattern = re.compile(r"^\s*(" + "|".join(re.escape(c) for c in cards) + r")\b", re.I)
+    return "\n".join("*" if pattern.match(line) else line for line in text.splitlines()) + "\n"
+
+
+def step_response(A, b, t, x0=None):
+    """x(t) of x' = A x + b (constant b) from x0: x_ss + e^{At} (x0 - x_ss)."""
+    x_ss = -np.linalg.solve(A, b)
+    x0 = np.zeros(len(b)) if x0 is None else x0
+    return np.array([x_ss + scipy.linalg.expm(A * s) @ (x0 - x_ss) for s in t])
+
+
+def test_series_rlc_step_response(read_netlist):
+    frame = transient(read_netlist("tran_series_rlc.net")).to_dataframe()
+    t = frame.index.to_numpy()
+    R, L, C = 10.0, 1e-3, 1e-6
+    alpha, w0 = R / (2 * L), 1 / np.sqrt(L * C)
+    wd = np.sqrt(w0**2 - alpha**2)
+    v = 1 - np.exp(-alpha * t) * (np.cos(wd * t) + alpha / wd * np.sin(wd * t))
+    i = np.exp(-alpha * t) * np.sin(wd * t) / (wd * L)
+    # h = 0.5 us: TR's phase error ~ (wd h)^2 / 12 per radian, ~3e-4 of the 1 V swing
+    assert np.max(np.abs(frame["V(out)"] - v)) < 2e-3
+    assert np.max(np.abs(frame["I(L1)"] - i)) < 2e-3 * np.max(np.abs(i))
+
+
+def test_mass_spring_damper_closed_form(read_netlist):
+    frame = transient(read_netlist("translational_msd.net")).to_dataframe()
+    t = frame.index.to_numpy()
+    F, m, k, b = 10.0, 2.0, 200.0, 4.0
+    wn, zeta = np.sqrt(k / m), b / (2 * np.sqrt(k * m))
+    wd = wn * np.sqrt(1 - zeta**2)
+    v = F / (m * wd) * np.exp(-zeta * wn * t) * np.sin(wd * t)
+    assert frame.attrs["units"]["V(x)"] == "m/s" and frame.attrs["units"]["I(Lk)"] == "N"
+    assert np.max(np.abs(frame["V(x)"] - v)) < 1e-4            # peak 0.43 m/s
+    spring = F * (1 - np.exp(-zeta * wn * t) * (np.cos(wd * t) + zeta * wn / wd * np.sin(wd * t)))
+    assert np.max(np.abs(frame["I(Lk)"] - spring)) < 1e-3       # -> 10 N
+
+
+def test_rotational_shaft_closed_form(read_netlist):
+    frame = transient(read_netlist("rotational_shaft.net")).to_dataframe()
+    Tq, J1, J2, b1, b2, k = 5.0, 0.01, 0.05, 0.02, 0.08, 50.0
+    # states w1, w2, shaft torque tau: J1 w1' = Tq - b1 w1 - tau, J2 w2' = tau - b2 w2,
+    # tau' = k (w1 - w2)
+    A = np.array([[-b1 / J1, 0, -1 / J1], [0, -b2 / J2, 1 / J2], [k, -k, 0]])
+    b = np.array([Tq / J1, 0, 0])
+    t = frame.index.to_numpy()[::40]
+    x = step_response(A, b, t)
+    got = frame[["V(w1)", "V(w2)", "I(Lshaft)"]].to_numpy()[::40]
+    assert np.max(np.abs(got - x)) < 2e-3 * 50                 # 0.2% of the 50 rad/s swing
+    assert abs(frame["V(w2)"].iloc[-1] - 50) < 0.5
+
+
+def test_thermal_wall_closed_form(read_netlist):
+    frame = transient(read_netlist("thermal_wall.net")).to_dataframe()
+    q, Tamb, A_ = 500.0, 293.15, 10.0
+    Rb, Ri, Rc = 0.2 / (1.0 * A_), 0.05 / (0.05 * A_), 1 / (25 * A_)
+    Cb, Cs = 1800 * 840 * 0.2 * A_, 30 * 1400 * 0.05 * A_
+    c = np.array([Cb / 2, Cb / 2 + Cs / 2, Cs / 2])
+    A = np.array([[-1 / Rb, 1 / Rb, 0], [1 / Rb, -1 / Rb - 1 / Ri, 1 / Ri],
+                  [0, 1 / Ri, -1 / Ri - 1 / Rc]]) / c[:, None]
+    b = np.array([q, 0, Tamb / Rc]) / c
+    t = frame.index.to_numpy()[::100]
+    x = step_response(A, b, t, x0=np.full(3, Tamb))
+    got = frame[["V(in)", "V(mid)", "V(out)"]].to_numpy()[::100]
+    assert frame.attrs["units"]["V(in)"] == "K"
+    assert np.max(np.abs(got - x)) < 0.01                      # K, on a 62 K rise
+    at = frame.index.get_indexer([3.31e5], method="nearest")[0]
+    assert abs(frame["V(in)"].iloc[at] - 333.1) < 0.1         # the header's value
+
+
+def test_free_mass_starts_from_rest_with_a_warning(read_netlist, caplog):
+    with caplog.at_level(logging.WARNING, logger="mna"):
+        frame = transient(read_netlist("tran_free_mass.net")).to_dataframe()
+    assert "starts from rest" in caplog.text and "Cm" in caplog.text
+    t = frame.index.to_numpy()
+    assert np.max(np.abs(frame["V(x)"] - 5 * t)) < 1e-9
+
+
+def test_initial_conditions_without_uic_hold_in_the_operating_point():
+    circuit = mna.read_string("ic\nV1 in 0 0\nR1 in a 1k\nC1 a 0 1u IC=2\nR2 a b 1k\nC2 b 0 1u\n"
+                              ".ic V(b)=-1\n.tran 1u 5m\n")
+    frame = transient(circuit).to_dataframe()
+    assert abs(frame["V(a)"].iloc[0] - 2) < 1e-12 and abs(frame["V(b)"].iloc[0] + 1) < 1e-12
+    assert abs(frame["V(a)"].iloc[-1]) < 0.05                  # discharging towards 0
+
+
+def test_uic_solves_the_algebraic_unknowns_consistently():
+    circuit = mna.read_string("uic\nV1 in 0 10\nR1 in a 1k\nR2 a 0 1k\nL1 a b 1m IC=1m\n"
+                              "R3 b 0 1k\nC1 b 0 1u IC=3\n.tran 1u 1m uic\n")
+    frame = transient(circuit).to_dataframe()
+    first = frame.iloc[0]
+    assert abs(first["I(L1)"] - 1e-3) < 1e-15 and abs(first["V(b)"] - 3) < 1e-12
+    # KCL at a with I(L1) fixed: (10 - a)/1k = a/1k + 1m  ->  a = 4.5 V
+    assert abs(first["V(a)"] - 4.5) < 1e-12
+
+
+def test_result_is_indexed_by_time_and_the_file_starts_with_time(tmp_path, read_netlist):
+    result = transient(read_netlist("tran_series_rlc.net"))
+    frame = result.to_dataframe()
+    assert frame.index.name == "time" and "time" not in frame.columns
+    assert np.allclose(np.diff(frame.index), 0.5e-6)
+    paths = mna.write_results([result], tmp_path)
+    assert [p.name for p in paths] == ["tran.csv"]
+    written = pd.read_csv(paths[0])
+    assert list(written.columns)[0] == "time"
+    assert np.allclose(written["V(out)"], frame["V(out)"])
+
+
+def test_save_chooses_the_outputs():
+    circuit = mna.read_string("save\nV1 in 0 1\nR1 in out 1k\nC1 out 0 1u\n.save V(out) I(C1)\n"
+                              ".tran 1u 2m uic\n")
+    frame = transient(circuit).to_dataframe()
+    assert list(frame.columns) == ["V(out)", "I(C1)"]
+    # the capacitor's through variable C dv/dt = (1 - v)/R
+    assert np.max(np.abs(frame["I(C1)"].iloc[2:] - (1 - frame["V(out)"].iloc[2:]) / 1e3)) < 1e-6
+
+
+@pytest.mark.parametrize("name", ["be", "trap", "gear2"])
+def test_fixed_step_factors_once(name):
+    circuit = mna.read_string(f"rc\nV1 in 0 PULSE(0 1 1m 1u 1u 1m 3m)\nR1 in out 1k\nC1 out 0 1u\n"
+                              f".options method={name}\n.tran 2u 6m\n")
+    result = transient(circuit)
+    assert result.factorizations == (2 if name == "gear2" else 1)   # Gear-2: its starter too
+
+
+def test_adaptive_steps_land_on_breakpoints_within_tmax(read_netlist):
+    fixed = transient(read_netlist("electrical_divider.net")).to_dataframe()
+    circuit = read_netlist("electrical_divider.net")
+    options = dataclasses.replace(circuit.options, stepcontrol="adaptive")
+    circuit = dataclasses.replace(circuit, options=options)
+    result = transient(circuit)
+    frame = result.to_dataframe()
+    t = frame.index.to_numpy()
+    for corner in (1e-3, 1.01e-3, 4.01e-3, 4.02e-3):
+        assert np.min(np.abs(t - corner)) < 1e-15
+    assert np.max(np.diff(t)) <= 2e-6 * (1 + 1e-9)             # tmax = tstep here
+    assert result.factorizations <= 20
+    reference = np.interp(t, fixed.index, fixed["V(c)"])
+    assert np.max(np.abs(frame["V(c)"] - reference)) < 5e-3   # V, reltol 1e-3 of ~5 V
+
+
+def test_adaptive_takes_long_steps_where_nothing_happens():
+    circuit = mna.read_string("rc\nV1 in 0 PULSE(0 1 1m 1u 1u 1 2)\nR1 in out 1k\nC1 out 0 1u\n"
+                              ".options stepcontrol=adaptive\n.tran 1u 20m 0 1m\n")
+    result = transient(circuit)
+    t = result.to_dataframe().index.to_numpy()
+    assert len(t) < 400                                       # 20 000 at the fixed 1 us
+    assert np.max(np.diff(t)) <= 1e-3 * (1 + 1e-9)
+    v = result["V(out)"]
+    exact = np.where(t > 1e-3, 1 - np.exp(-np.maximum(t - 1.001e-3, 0) / 1e-3), 0.0)
+    assert np.max(np.abs(v - exact)) < 2e-2
+
+
+@pytest.mark.ngspice
+@pytest.mark.parametrize("name", ["electrical_divider.net", "ngspice_deck.net"])
+def test_electrical_deck_against_ngspice(ngspice, read_netlist, name):
+    text = without((NETLISTS / name).read_text(), ".ss", ".ac")
+    reference = ngspice.run(text)["tran"].data
+    frame = transient(mna.read_string(text, name)).to_dataframe()
+    t = reference["time"].to_numpy()
+    compared = 0
+    for column in frame.columns:
+        key = "V(" + column[2:].lower()                           # ngspice's spelling
+        if column.startswith("V(") and key in reference.columns:
+            ours = np.interp(t, frame.index, frame[column])
+            theirs = reference[key].to_numpy()
+            swing = max(np.ptp(theirs), np.max(np.abs(theirs)), 1e-12)
+            assert np.max(np.abs(ours - theirs)) < 2e-3 * swing, column
+            compared += 1
+    assert compared >= 4
