@@ -94,6 +94,8 @@ def _joined_expression(cursor: _Cursor) -> Braced:
             break
         cursor.take()
         parts.append(f"({token.text})" if token.kind == "braced" else token.text)
+    if len(parts) == 1 and start.kind == "braced":  # keep columns: no added parentheses
+        return Braced(start.text, start.location)
     return Braced(" ".join(parts), start.location)
 
 
