@@ -34,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="parse and elaborate without analysing")
     check.add_argument("netlist", type=Path)
+
+    ss = commands.add_parser("ss", help="print the state-space models of the .ss cards")
+    ss.add_argument("netlist", type=Path)
+    ss.add_argument("--symbolic", action="store_true", help="keep .param names as symbols")
+    ss.add_argument("--format", choices=("text", "json", "latex"), default="text")
     return parser
 
 
@@ -48,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         circuit = mna.read(args.netlist)
         if args.command == "check":
             return _check(circuit)
+        if args.command == "ss":
+            from mna.analysis.statespace import print_models
+
+            return print_models(circuit, args.symbolic, args.format)
         return _run(circuit, args)
     except NetlistError as error:
         print(error, file=sys.stderr)

@@ -44,11 +44,41 @@ def plot_table(result: TableResult, path: Path) -> None:
     write_atomic(path, lambda p: figure.savefig(p, format="png", dpi=110))
 
 
-# kind -> plotter. Add "ac": plot_bode here (magnitude in dB and phase in degrees against
-# log frequency, one pair of axes per output unit) when the AC analysis lands.
+def plot_bode(result: TableResult, path: Path) -> None:
+    """Bode plot of an AC table: magnitude in dB and phase in degrees against log frequency,
+    one pair of axes per output unit (dB relative to 1 of that unit per unit of input)."""
+    from matplotlib.figure import Figure
+
+    f = np.asarray(result.columns[result.independent], dtype=float)
+    by_unit: dict[str, list[str]] = {}
+    for name, column in result.columns.items():
+        if name != result.independent and np.iscomplexobj(np.asarray(column)):
+            by_unit.setdefault(result.units.get(name, ""), []).append(name)
+    figure = Figure(figsize=(8, 1.5 + 3.2 * max(len(by_unit), 1)), layout="constrained")
+    axes = figure.subplots(2 * max(len(by_unit), 1), 1, sharex=True, squeeze=False)[:, 0]
+    for k, (unit, names) in enumerate(by_unit.items()):
+        magnitude, phase = axes[2 * k], axes[2 * k + 1]
+        for name in names:
+            value = np.asarray(result.columns[name], dtype=complex)
+            with np.errstate(divide="ignore"):
+                magnitude.semilogx(f, 20 * np.log10(np.abs(value)), label=name)
+            phase.semilogx(f, np.degrees(np.unwrap(np.angle(value))), label=name)
+        magnitude.set_ylabel(f"|{unit or '1'}| [dB]")
+        phase.set_ylabel("phase [deg]")
+        for axis in (magnitude, phase):
+            axis.grid(True, which="both", alpha=0.3)
+        magnitude.legend(loc="best", fontsize="small")
+    unit = result.units.get(result.independent, "Hz")
+    axes[-1].set_xlabel(f"{result.independent} [{unit}]")
+    axes[0].set_title("ac analysis (Bode)")
+    write_atomic(path, lambda p: figure.savefig(p, format="png", dpi=110))
+
+
+# kind -> plotter.
 PLOTTERS: dict[str, Callable[[Result, Path], None]] = {
     "dc": plot_table,
     "tran": plot_table,
+    "ac": plot_bode,
 }
 
 

@@ -502,3 +502,21 @@ def _latex_name(name: str) -> str:
 
 def results_of(results: list[Result]) -> list[StateSpaceResult]:
     return [r for r in results if isinstance(r, StateSpaceResult)]
+
+
+def print_models(circuit, symbolic: bool = False, fmt: str = "text") -> int:
+    """`mna ss`: every ``.ss`` card's model (all sources to the default outputs when the
+    netlist has none), printed as text, JSON or LaTeX; returns the exit status."""
+    cards = [a for a in circuit.analyses if isinstance(a, StateSpace)]
+    if not cards:
+        log.warning("%s: no .ss card: the model from every source to the default outputs",
+                    circuit.path)
+        cards = [StateSpace(None, None)]
+    models = [state_space(circuit, card.inputs, card.outputs, card.symbolic or symbolic,
+                          card.tf, card.location) for card in cards]
+    if fmt == "json":
+        data = [m.to_dict() for m in models]
+        print(json.dumps(data[0] if len(data) == 1 else data, indent=2))
+    else:
+        print("\n".join(m.to_latex() if fmt == "latex" else m.to_text() for m in models))
+    return 0
