@@ -1,0 +1,117 @@
+"""Lines: title, comments, continuations, .include, .control, .end; every token keeps its place."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import mna
+from mna.errors import NetlistError
+from mna.netlist.lexer import lex
+
+
+def words(text: str) -> list[list[str]]:
+    return [[t.text for t in line.tokens] for line in lex(text).lines]
+
+
+def test_first_line_is_the_title_whatever_it_holds():
+    source = lex("R1 a 0 1k looks like an element\nR2 a 0 2\n")
+    assert source.title == "R1 a 0 1k looks like an element"
+    assert words("R1 a 0 1k\nR2 a 0 2\n") == [["R2", "a", "0", "2"]]
+
+
+def test_star_semicolon_and_dollar_comments():
+    text = "t\n* a comment\n  * indented comment\nR1 a 0 1k ; to the end\nR2 a b 2 $ dollar\n"
+    assert words(text) == [["R1", "a", "0", "1k"], ["R2", "a", "b", "2"]]
+
+
+def test_dollar_inside_a_word_is_not_a_comment():
+    # only " $ " (a dollar standing alone) starts a comment
+    assert words("t\nR$1 a 0 1 $comment-less\n") == [["R$1", "a", "0", "1", "$comment-less"]]
+
+
+def test_continuation_lines_join_the_previous_line():
+    text = "t\nV1 a 0\n+ DC 5\n* interleaved comment\n+ AC 1\nR1 a 0 1\n"
+    assert words(text) == [["V1", "a", "0", "DC", "5", "AC", "1"], ["R1", "a", "0", "1"]]
+
+
+def test_continuation_tokens_keep_their_own_line_and_column():
+    (line, _) = lex("t\nR1 a 0\n+   4k7\nC1 a 0 1\n").lines
+    value = line.tokens[-1]
+    assert (value.text, value.location.line, value.location.column) == ("4k7", 3, 5)
+
+
+def test_continuation_without_a_line_is_an_error():
+    with pytest.raises(NetlistError, match=r"continuation line '\+' with no line") as info:
+        lex("t\n+ R1 a 0 1\n")
+    assert info.value.location.line == 2
+
+
+def test_end_stops_reading():
+    assert words("t\nR1 a 0 1\n.end\nthis is not read\n") == [["R1", "a", "0", "1"]]
+    assert words("t\nR1 a 0 1\n.END\nR2 x\n") == [["R1", "a", "0", "1"]]
+
+
+def test_token_columns():
+    (line,) = lex("t\n  R1 in out {2*r}\n").lines
+    assert [(t.text, t.location.column) for t in line.tokens] == [
+        ("R1", 3), ("in", 6), ("out", 9), ("2*r", 13)]
+    assert line.tokens[-1].kind == "braced"
+
+
+def test_unbalanced_braces():
+    with pytest.raises(NetlistError, match=r"'\{' has no matching '\}'") as info:
+        lex("t\nR1 a 0 {1+2\n")
+    assert (info.value.location.line, info.value.location.column) == (2, 8)
+    with pytest.raises(NetlistError, match=r"unexpected character '\}'") as info:
+        lex("t\nR1 a 0 1}\n")
+    assert info.value.location.column == 9
+
+
+def test_control_block_is_skipped_with_a_warning(caplog):
+    text = "deck\nV1 a 0 1\n.control\nrun\nprint all\nR9 not read\n.endc\nR1 a 0 2\n.op\n"
+    with caplog.at_level(logging.WARNING):
+        result = mna.operating_point(mna.read_string(text, "deck.net"))
+    assert result["I(V1)"] == pytest.approx(-0.5, rel=1e-12)
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("deck.net:3:1" in m and ".control" in m for m in messages)
+
+
+def test_control_block_without_endc_is_an_error():
+    with pytest.raises(NetlistError, match=r"\.control block has no \.endc") as info:
+        lex("t\nR1 a 0 1\n.control\nrun\n")
+    assert info.value.location.line == 3
+
+
+def test_include_is_relative_to_the_including_file(tmp_path, monkeypatch):
+    (tmp_path / "lib" / "deeper").mkdir(parents=True)
+    (tmp_path / "lib" / "part.inc").write_text("* part\n.include deeper/load.inc\nR1 in out 1k\n")
+    (tmp_path / "lib" / "deeper" / "load.inc").write_text("R2 out 0 3k\n")
+    (tmp_path / "top.net").write_text("top\n.include lib/part.inc\nV1 in 0 8\n.op\n")
+    monkeypatch.chdir(tmp_path / "lib" / "deeper")  # the working directory does not matter
+    result = mna.operating_point(mna.read(tmp_path / "top.net"))
+    assert result["V(out)"] == pytest.approx(6.0, rel=1e-12)
+    # nodes are numbered by first appearance, includes spliced in place
+    assert result.names[:2] == ("V(out)", "V(in)")
+
+
+def test_include_with_quotes_and_inc_alias(tmp_path):
+    (tmp_path / "r.inc").write_text("R1 a 0 2\n")
+    (tmp_path / "top.net").write_text("top\n.inc 'r.inc'\nV1 a 0 4\n")
+    assert mna.operating_point(mna.read(tmp_path / "top.net"))["I(V1)"] == pytest.approx(-2.0)
+
+
+def test_recursive_include_is_an_error(tmp_path):
+    (tmp_path / "a.inc").write_text(".include b.inc\n")
+    (tmp_path / "b.inc").write_text("R1 x 0 1\n.include a.inc\n")
+    (tmp_path / "top.net").write_text("top\n.include a.inc\n")
+    with pytest.raises(NetlistError, match="includes itself") as info:
+        mna.read(tmp_path / "top.net")
+    assert info.value.location.file.endswith("b.inc")
+    assert info.value.location.line == 2
+
+
+def test_missing_netlist_file_is_a_netlist_error(tmp_path):
+    with pytest.raises(NetlistError, match="cannot read netlist"):
+        mna.read(tmp_path / "nothing.net")
