@@ -1,0 +1,265 @@
+"""State-space models (.ss) against hand-derived transfer functions, the StateMint package,
+and two invariants that hold for every model: the eigenvalues of A are the finite generalised
+eigenvalues of the pencil (G, C), and H(jw) from (A, B, C, D, E, F) is the AC solution of the
+descriptor system."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.linalg
+import sympy
+
+import mna
+from mna.analysis import statespace as ssm
+from mna.analysis.reduction import _equilibrate
+from mna.analysis.statespace import state_space
+from mna.cli import main
+from mna.expr import parameter
+
+NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
+SS_NETLISTS = sorted(p.name for p in NETLISTS.glob("*.net") if ".ss " in p.read_text().lower())
+
+
+def pencil_eigenvalues(system) -> np.ndarray:
+    """Finite generalised eigenvalues of G x + C x' = 0 (lambda with (G + lambda C) v = 0)."""
+    G, C = system.G.toarray(), system.C.toarray()
+    rows, cols = _equilibrate(np.abs(G) + np.abs(C))  # one scale per equation and unknown
+    Gs = G * rows[:, None] * cols[None, :]
+    Cs = C * rows[:, None] * cols[None, :]
+    alpha, beta = scipy.linalg.eigvals(Gs, -Cs, homogeneous_eigvals=True)
+    finite = np.abs(beta) > 1e-9 * np.abs(alpha)
+    return alpha[finite] / beta[finite]
+
+
+def descriptor_response(system, chosen: list[int], s: complex) -> np.ndarray:
+    """(P + sQ)(G + sC)^-1 B + R for the chosen input columns."""
+    G, C, B = system.G.toarray(), system.C.toarray(), system.B.toarray()[:, chosen]
+    P, Q, R = system.P.toarray(), system.Q.toarray(), system.R.toarray()[:, chosen]
+    X = np.linalg.solve(G + s * C, B)
+    return (P + s * Q) @ X + R
+
+
+def check_invariants(circuit, model, outputs=None, frequencies=(0.37, 3.1, 47.0, 1.3e3)):
+    """Eigenvalues of A = finite pencil eigenvalues; H(jw) = descriptor AC solution."""
+    system = mna.assemble(circuit, outputs=outputs)
+    names = [i.name.lower() for i in system.inputs]
+    chosen = [names.index(n.lower()) for n in model.inputs]
+    pencil = pencil_eigenvalues(system)
+    A = np.asarray(model.numeric().A, float)
+    eig = np.linalg.eigvals(A) if A.size else np.empty(0)
+    assert len(eig) == len(pencil), (eig, pencil)
+    scale = max(1.0, np.abs(pencil).max(initial=0))
+    for value in eig:  # each eigenvalue of A is one of the pencil's, and vice versa
+        assert np.abs(pencil - value).min() < 1e-7 * scale
+    for value in pencil:
+        assert np.abs(eig - value).min() < 1e-7 * scale
+    for f in frequencies:
+        s = 2j * np.pi * f
+        expected = descriptor_response(system, chosen, s)
+        got = model.frequency_response(s)[0]
+        assert np.abs(got - expected).max() <= 1e-8 * max(1e-300, np.abs(expected).max())
+
+
+def model_of(text: str, symbolic=False):
+    circuit = mna.read_string(text)
+    card = next(a for a in circuit.analyses if a.card == ".ss")
+    return circuit, state_space(circuit, card.inputs, card.outputs, symbolic or card.symbolic,
+                                card.tf)
+
+
+# -- every example netlist ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", SS_NETLISTS)
+def test_example_netlists_satisfy_invariants(name):
+    circuit = mna.read(NETLISTS / name)
+    for card in (a for a in circuit.analyses if a.card == ".ss" and not a.symbolic):
+        model = card.run(circuit)
+        check_invariants(circuit, model, card.outputs)
+
+
+@pytest.mark.parametrize("name", SS_NETLISTS)
+def test_sparse_and_dense_reductions_agree(name, monkeypatch):
+    circuit = mna.read(NETLISTS / name)
+    card = next(a for a in circuit.analyses if a.card == ".ss")
+    first = state_space(circuit, card.inputs, card.outputs)
+    monkeypatch.setattr(ssm, "reduce_sparse", lambda *args: None)
+    second = state_space(circuit, card.inputs, card.outputs)
+    assert first.states == second.states
+    for a, b in zip(first.matrices(), second.matrices(), strict=True):
+        assert np.abs(a - b).max(initial=0) <= 1e-9 * max(1.0, np.abs(a).max(initial=0))
+
+
+def test_dc_motor_stall_drops_the_clamped_inertia():
+    circuit = mna.read(NETLISTS / "dc_motor_stall.net")
+    model = next(a for a in circuit.analyses if a.card == ".ss").run(circuit)
+    assert set(model.states) == {"I(La)", "I(Lshaft)", "V(load)"}
+    i = model.states.index("I(La)")
+    assert model.A[i, i] == pytest.approx(-500)
+    assert np.allclose(model.E, 0) and np.allclose(model.F, 0)
+
+
+# -- StateMint --------------------------------------------------------------------------------
+
+def statemint_model():
+    """The tutorial's equations (Rowell & Wormley's linear graph), with the continuity equation
+    at the pipe node written for a passive pipe: Q4 = -QR (the tutorial has Q4 = QR)."""
+    StateMint = pytest.importorskip("StateMint")
+    return StateMint.Solve(
+        ["Vs"],
+        ["tk' = kt*wk"],
+        ["vR = R*iR", "vL = L*iL'", "i1 = -Kv*t2", "w2 = Kv*v1", "w3 = Q4/(-D)", "P4 = t3/D",
+         "QR = PR/Rf"],
+        ["iL = i1", "iR = i1", "t2 = -tk", "t3 = tk", "Q4 = -QR", "v1 = Vs - vR - vL",
+         "wk = w2 - w3", "PR = P4"],
+        ["QR", "iL", "w2"],
+    )
+
+
+def test_statemint_tutorial_matches_statemint_package():
+    reference = statemint_model()
+    circuit = mna.read(NETLISTS / "ss_motor_pump.net")
+    cards = [a for a in circuit.analyses if a.card == ".ss"]
+    numeric = cards[0].run(circuit)
+    symbolic = cards[1].run(circuit)
+    assert numeric.states == symbolic.states == ("I(Lk)",)
+    values = {"R": 2, "L": 0.1, "Kv": 4, "kt": 300, "D": 0.5, "Rf": 6}
+    s = sympy.Symbol("s")
+    ref_tf = reference.TF.subs({sympy.Symbol(k): v for k, v in values.items()})
+    ref_tf = ref_tf.subs(sympy.Symbol("s"), s)
+    for k, point in enumerate((0.5j, 3j, 40j, 2.0 + 7j)):
+        got = numeric.frequency_response(point)[0][:, 0]
+        want = np.array([complex(ref_tf[i].subs(s, point)) for i in range(3)])
+        assert np.abs(got - want).max() < 1e-10 * np.abs(want).max(), k
+    # symbolic: the same transfer functions, as rational functions of the parameters
+    ours = symbolic.tf
+    names = {str(p).lower(): p for p in reference.TF.free_symbols}
+    rename = {parameter(k): names[k] for k in ("r", "l", "kv", "kt", "d", "rf")}
+    rename[ssm.S] = sympy.Symbol("s")
+    for i in range(3):
+        difference = sympy.simplify(ours[i, 0].xreplace(rename) - reference.TF[i])
+        assert difference == 0
+    # statemint's state is the same physical variable: same A and B
+    a_ref = reference.A[0, 0].subs({sympy.Symbol(k): v for k, v in values.items()})
+    assert float(numeric.A[0, 0]) == pytest.approx(float(a_ref), rel=1e-12)
+    check_invariants(circuit, numeric, cards[0].outputs)
+
+
+# -- dependent storage, against transfer functions derived by hand ---------------------------
+
+def tf_at(model, s):
+    return model.frequency_response(s)[0]
+
+
+def test_two_capacitors_in_parallel_behind_a_resistor():
+    text = ("two C in parallel\n.param R=1k C1=1u C2=3u\nV1 in 0 AC 1\nR1 in a {R}\n"
+            "C1 a 0 {C1}\nC2 a 0 {C2}\n.ss in=V1 out=V(a),I(C2)\n")
+    circuit, model = model_of(text)
+    assert model.states == ("V(a)",)
+    R, C1, C2 = 1e3, 1e-6, 3e-6
+    for s in (10j, 300j, 1e4j):
+        h = 1 / (1 + s * R * (C1 + C2))
+        assert tf_at(model, s)[:, 0] == pytest.approx([h, s * C2 * h], rel=1e-12)
+    check_invariants(circuit, model, next(a for a in circuit.analyses).outputs)
+    _, exact = model_of(text, symbolic=True)
+    R_, C1_, C2_ = (parameter(n) for n in ("r", "c1", "c2"))
+    assert sympy.simplify(exact.A[0, 0] + 1 / (R_ * (C1_ + C2_))) == 0
+
+
+def test_capacitor_across_a_voltage_source_beside_an_rc():
+    text = ("C across V\n.param R=2k C1=1u C2=5u\nV1 in 0 AC 1\nC1 in 0 {C1}\nR1 in out {R}\n"
+            "C2 out 0 {C2}\n.ss in=V1 out=I(V1),V(out)\n")
+    circuit, model = model_of(text)
+    assert model.states == ("V(out)",)
+    R, C1, C2 = 2e3, 1e-6, 5e-6
+    # I(V1) flows into V1's + node: -(C1 u' + (u - v)/R); v = u/(1 + sRC2)
+    assert model.F[0, 0] == pytest.approx(-C1, rel=1e-12)
+    assert model.D[0, 0] == pytest.approx(-1 / R, rel=1e-12)
+    for s in (10j, 300j, 1e4j):
+        v = 1 / (1 + s * R * C2)
+        assert tf_at(model, s)[:, 0] == pytest.approx([-(s * C1 + (1 - v) / R), v], rel=1e-12)
+    check_invariants(circuit, model, next(a for a in circuit.analyses).outputs)
+    _, exact = model_of(text, symbolic=True)
+    assert exact.F[0, 0] == -parameter("c1")
+
+
+def test_two_inductors_in_series_with_a_current_source():
+    text = ("L cut-set\n.param R=50 L1=2m L2=3m\nI1 0 a AC 1\nL1 a b {L1}\nL2 b c {L2}\n"
+            "R1 c 0 {R}\n.ss in=I1 out=V(a),I(L2)\n")
+    circuit, model = model_of(text)
+    assert model.states == ()
+    R, L1, L2 = 50.0, 2e-3, 3e-3
+    assert model.D[:, 0] == pytest.approx([R, 1.0], rel=1e-12)
+    assert model.F[:, 0] == pytest.approx([L1 + L2, 0.0], abs=1e-15)
+    check_invariants(circuit, model, next(a for a in circuit.analyses).outputs)
+    _, exact = model_of(text, symbolic=True)
+    assert exact.D[0, 0] == parameter("r")
+    assert sympy.simplify(exact.F[0, 0] - parameter("l1") - parameter("l2")) == 0
+
+
+def test_node_reached_only_through_capacitors():
+    text = ("C-only node\n.param R=1k C1=1u C2=2u\nV1 in 0 AC 1\nR1 in a {R}\nC1 a b {C1}\n"
+            "C2 b 0 {C2}\n.ss in=V1 out=V(b),V(a)\n")
+    circuit, model = model_of(text)
+    assert model.states == ("V(a,b)", "V(b)")
+    R, C1, C2 = 1e3, 1e-6, 2e-6
+    series = C1 * C2 / (C1 + C2)
+    for s in (10j, 300j, 1e4j):
+        va = 1 / (1 + s * R * series)
+        assert tf_at(model, s)[:, 0] == pytest.approx([va * C1 / (C1 + C2), va], rel=1e-12)
+    check_invariants(circuit, model, next(a for a in circuit.analyses).outputs)
+
+
+def test_capacitor_loop_with_a_source_gives_an_input_derivative_state_term():
+    text = ("C loop\nV1 in 0 AC 1\nC1 in a 1u\nC2 a 0 3u\nR1 a 0 1k\n.ss in=V1 out=V(a)\n")
+    circuit, model = model_of(text)
+    assert model.states == ("V(in,a)",)
+    assert model.E[0, 0] == pytest.approx(3 / 4)  # C2/(C1+C2)
+    check_invariants(circuit, model, next(a for a in circuit.analyses).outputs)
+
+
+def test_loop_of_across_sources_is_an_error():
+    with pytest.raises(mna.TopologyError, match="loop of across sources"):
+        mna.read_string("V loop\nV1 a 0 1\nV2 a 0 2\nR1 a 0 1\n.ss in=V1 out=V(a)\n")
+
+
+def test_mna_ss_cli_json_and_ss_json_file(tmp_path, capsys):
+    path = NETLISTS / "ss_motor_pump.net"
+    assert main(["ss", str(path), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data[0]["states"] == ["I(Lk)"] and data[1]["symbolic"] is True
+    assert set("ABCDEF") <= set(data[0]) and "tf" in data[1]
+    assert main(["ss", str(path), "--format", "latex"]) == 0
+    assert "\\begin{bmatrix}" in capsys.readouterr().out
+    assert main(["run", str(path), "-o", str(tmp_path)]) == 0
+    written = json.loads((tmp_path / "ss.json").read_text())
+    assert written["inputs"] == ["Vs"] and written["outputs"][0] == "I(Rpipe)"
+
+
+def test_interop_scipy_and_control():
+    circuit, model = model_of("rc\nV1 in 0 1\nR1 in out 1k\nC1 out 0 1u\n.ss in=V1 out=V(out)\n")
+    system = model.to_scipy()
+    assert system.A[0, 0] == pytest.approx(-1000)
+    control = pytest.importorskip("control")
+    plant = model.to_control()
+    assert isinstance(plant, control.StateSpace)
+    assert control.dcgain(plant) == pytest.approx(1.0)
+
+
+def test_thousand_section_rc_ladder_in_seconds():
+    lines = ["ladder", "V1 n0 0 AC 1"]
+    for k in range(1, 1001):
+        lines += [f"R{k} n{k - 1} n{k} 1k", f"C{k} n{k} 0 1n"]
+    lines.append(".ss in=V1 out=V(n1000)")
+    circuit = mna.read_string("\n".join(lines) + "\n")
+    start = time.perf_counter()
+    model = next(a for a in circuit.analyses).run(circuit)
+    elapsed = time.perf_counter() - start
+    assert len(model.states) == 1000
+    assert elapsed < 20, elapsed
+    # DC gain 1 and the slowest pole near -(pi/2)^2/(N^2 RC) for a long uniform ladder
+    assert model.frequency_response(0.0)[0, 0, 0].real == pytest.approx(1.0, rel=1e-8)
