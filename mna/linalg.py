@@ -78,8 +78,10 @@ def klu_available() -> bool:
     return True
 
 
-# The backend `factor` uses unless told otherwise; benchmarks/transient.py measures the choice.
-DEFAULT_BACKEND = "superlu"
+# The backend `factor` uses unless told otherwise (SuperLU when pyklu is not installed).
+# benchmarks/transient.py measured KLU's solves 1.2-1.5x faster than SuperLU's on RC ladders
+# and meshes (benchmarks/README.md).
+DEFAULT_BACKEND = "klu"
 
 
 def factor(matrix: sp.spmatrix, names: tuple[str, ...],

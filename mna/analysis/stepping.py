@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import daxpy as _axpy
 
 from mna.analysis.integrators import (
     LinearMultistep,
@@ -55,14 +56,35 @@ class StepPlan:
     gamma: float
     history: tuple[sp.csr_matrix, ...]
     input_weights: tuple[float, ...]   # for u_n, u_{n-1}, ... (already divided by the scale)
+    corrections: tuple[float, ...] = ()  # x_n = z - sum_j corrections[j] x_{n-1-j}
 
     @classmethod
     def make(cls, C, G, scheme: LinearMultistep, h: float, ratio: float = 1.0) -> StepPlan:
+        """For an implicit method the history needs C only: with ``A = gamma C + G`` and
+        ``G = A - gamma C``, the step ``A x_n = sum_j (-alpha_j C/h - beta_j G) x_{n-j} / beta_0
+        + B w`` becomes ``A z = C sum_j c_j x_{n-j} + B w`` with
+        ``c_j = (beta_j alpha_0 / beta_0 - alpha_j) / (h beta_0)`` and
+        ``x_n = z - sum_j (beta_j / beta_0) x_{n-j}`` (the trapezoidal rule: ``c_1 = 4/h``,
+        ``x_n = z - x_{n-1}``): a mat-vec with C instead of with ``C/h - G/2``."""
         alpha, beta = scheme.coefficients(ratio)
         scale = beta[0] if beta[0] else alpha[0] / h
-        return cls(h, step_gamma(alpha[0], beta[0], h),
-                   tuple(history_matrices(C, G, alpha, beta, h)),
-                   tuple(b / scale for b in beta))
+        weights = tuple(b / scale for b in beta)
+        gamma = step_gamma(alpha[0], beta[0], h)
+        if not beta[0]:
+            return cls(h, gamma, tuple(history_matrices(C, G, alpha, beta, h)), weights)
+        factors = [(b * alpha[0] / beta[0] - a) / (h * beta[0]) for a, b in
+                   zip(alpha[1:], beta[1:], strict=True)]
+        C = sp.csr_matrix(C)
+        return cls(h, gamma, tuple(C * c for c in factors), weights,
+                   tuple(b / beta[0] for b in beta[1:]))
+
+    def correct(self, x: np.ndarray, history: list[np.ndarray]) -> None:
+        """``x -= sum_j corrections[j] * history[j]`` in place."""
+        for weight, past in zip(self.corrections, history, strict=False):
+            if weight == 1.0:
+                np.subtract(x, past, out=x)
+            elif weight:
+                _axpy(past, x, a=-weight)
 
 
 @dataclass
@@ -135,6 +157,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
             plan, wn = main, w[n]
         _build_rhs(problem, plan, history, wn, spare)
         x = solver(plan.gamma, spare, times[n])
+        plan.correct(x, history)
         oldest = history.pop()
         if x is spare:
             spare = oldest
@@ -201,6 +224,7 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
         w = sum(weight * past_u[j] for j, weight in enumerate(plan.input_weights))
         _build_rhs(problem, plan, xs[::-1], w, rhs)
         x = solver(plan.gamma, rhs, t_new).copy()
+        plan.correct(x, xs[::-1])
         # error check once enough points lie after the last restart
         ratio = 0.0
         if since_restart >= p + 1 and len(xs) >= p + 1:

@@ -145,7 +145,9 @@ class TimeExpression(Waveform):
 
     def resolve(self, evaluate):
         (expression,) = self.args
-        return TimeExpression((evaluate(expression),))
+        # parameters become numbers one by one; `time` stays a symbol
+        values = {symbol: evaluate(symbol) for symbol in expression.free_symbols if symbol != TIME}
+        return TimeExpression((expression.xreplace(values),))
 
     def values(self, t, tstep, tstop):
         (expression,) = self.args

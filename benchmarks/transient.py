@@ -1,0 +1,177 @@
+"""Transient benchmark: mna against ngspice on RC ladders and a 2-D RC mesh.
+
+    python benchmarks/transient.py [--sizes 1000 10000 100000] [--mesh 100] [--steps 10000]
+                                   [--no-ngspice] [--backend superlu|klu|both]
+
+Each case is one netlist, run unchanged by both tools (whole process: ``python -m mna run``
+and ``ngspice -b``), with the trapezoidal rule, 10,000 steps of tstep (ngspice: tmax = tstep)
+and one probed node saved. The table gives wall time, time per step, the ratio mna/ngspice,
+the largest difference between the two waveforms at the probe (ngspice's points, mna's
+interpolated), and, in process, mna's time per step against a bare loop of the solver's
+`solve` on the same factors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import mna  # noqa: E402
+from mna import linalg  # noqa: E402
+from mna.analysis.transient import Transient  # noqa: E402
+
+
+def _ngspice_module():
+    spec = importlib.util.spec_from_file_location("mna_bench_ngspice", ROOT / "tests" / "ngspice.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def ladder(sections: int, steps: int) -> tuple[str, str]:
+    """An RC ladder: a 1 V pulse (rise over 10 steps) into `sections` R-C sections."""
+    tstep = 1e-9
+    lines = [f"RC ladder of {sections} sections",
+             f"V1 n0 0 PULSE(0 1 0 {10 * tstep:g} {10 * tstep:g} 1 2)"]
+    for k in range(1, sections + 1):
+        lines.append(f"R{k} n{k - 1} n{k} 100")
+        lines.append(f"C{k} n{k} 0 1p")
+    probe = "n10"
+    lines += [".options method=trap", f".save V({probe})",
+              f".tran {tstep:g} {steps * tstep:g} 0 {tstep:g}", ".end"]
+    return "\n".join(lines) + "\n", probe
+
+
+def mesh(side: int, steps: int) -> tuple[str, str]:
+    """A side x side grid of 100 Ohm resistors, 1 pF to ground at every node, driven at a corner."""
+    tstep = 1e-9
+    lines = [f"2-D RC mesh {side}x{side}", f"V1 drive 0 PULSE(0 1 0 {10 * tstep:g} "
+             f"{10 * tstep:g} 1 2)", "Rd drive m0_0 10"]
+    count = 0
+    for i in range(side):
+        for j in range(side):
+            lines.append(f"C{i}_{j} m{i}_{j} 0 1p")
+            if i + 1 < side:
+                count += 1
+                lines.append(f"R{count} m{i}_{j} m{i + 1}_{j} 100")
+            if j + 1 < side:
+                count += 1
+                lines.append(f"R{count} m{i}_{j} m{i}_{j + 1} 100")
+    probe = "m3_3"
+    lines += [".options method=trap", f".save V({probe})",
+              f".tran {tstep:g} {steps * tstep:g} 0 {tstep:g}", ".end"]
+    return "\n".join(lines) + "\n", probe
+
+
+def run_mna_process(path: Path, out: Path) -> tuple[float, pd.DataFrame]:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "mna", "-q", "run", str(path), "-o", str(out)],
+                   check=True, capture_output=True)
+    return time.perf_counter() - start, pd.read_csv(out / "tran.csv")
+
+
+def in_process(text: str, backend: str, steps: int) -> dict[str, float]:
+    """mna's stepping time per step and a bare `solve` loop on the same factors."""
+    previous = linalg.DEFAULT_BACKEND
+    linalg.DEFAULT_BACKEND = backend
+    try:
+        circuit = mna.read_string(text)
+        analysis = next(a for a in circuit.analyses if isinstance(a, Transient))
+        start = time.perf_counter()
+        analysis.run(circuit)
+        total = time.perf_counter() - start
+        system = mna.assemble(circuit)
+        h = analysis.times(circuit)[0]
+        matrix = (system.C * (2.0 / h) + system.G).tocsc()
+        factors = linalg.factor(matrix, system.unknowns)
+        rhs = np.ones(system.size)
+        count = min(steps, 2000)
+        start = time.perf_counter()
+        for _ in range(count):
+            x = factors.solve_in_place(rhs)
+            if x is rhs:
+                rhs[:] = 1.0
+        bare = (time.perf_counter() - start) / count
+    finally:
+        linalg.DEFAULT_BACKEND = previous
+    return {"total": total, "per_step": total / steps, "bare": bare}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000])
+    parser.add_argument("--mesh", type=int, default=100, help="mesh side (0: no mesh)")
+    parser.add_argument("--steps", type=int, default=10000)
+    parser.add_argument("--no-ngspice", action="store_true")
+    parser.add_argument("--backend", choices=("superlu", "klu", "both"), default="both")
+    args = parser.parse_args(argv)
+    ngspice = None if args.no_ngspice else _ngspice_module()
+    if ngspice is not None and not ngspice.available():
+        print("ngspice is not installed: mna columns only")
+        ngspice = None
+    backends = ["superlu", "klu"] if args.backend == "both" else [args.backend]
+    if "klu" in backends and not linalg.klu_available():
+        print("pyklu is not installed: SuperLU only (pip install pyklu)")
+        backends = ["superlu"]
+    cases = [(f"ladder N={n}", *ladder(n, args.steps)) for n in args.sizes]
+    if args.mesh:
+        cases.append((f"mesh {args.mesh}x{args.mesh}", *mesh(args.mesh, args.steps)))
+    print(f"# {time.strftime('%Y-%m-%d')}, {platform.node()}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}, steps = {args.steps}")
+    header = ("| case | unknowns | backend | mna wall [s] | mna / step [us] | bare solve / step [us] "
+              "| step / bare | ngspice wall [s] | ngspice / step [us] | mna / ngspice | max diff [V] |")
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    with tempfile.TemporaryDirectory(prefix="mna-bench-") as tmp:
+        for name, text, probe in cases:
+            path = Path(tmp, "case.net")
+            path.write_text(text)
+            reference = None
+            if ngspice is not None:
+                result = ngspice.run(text, timeout=3600)
+                reference = result["tran"].data
+                ng_wall = result.wall_time
+                ng_steps = len(reference) - 1
+            for backend in backends:
+                # the whole-process run uses the library's default backend; the in-process
+                # timing runs each backend
+                wall, table = run_mna_process(path, Path(tmp, "out")) if backend == backends[0] \
+                    else (float("nan"), None)
+                timing = in_process(text, backend, args.steps)
+                size = mna.assemble(mna.read_string(text)).size
+                label = backend if wall != wall else f"{backend} (process: {linalg.DEFAULT_BACKEND})"
+                row = [name, str(size), label,
+                       f"{wall:.2f}" if wall == wall else "-",
+                       f"{timing['per_step'] * 1e6:.1f}", f"{timing['bare'] * 1e6:.1f}",
+                       f"{timing['per_step'] / timing['bare']:.2f}"]
+                if reference is not None and table is not None:
+                    t = reference["time"].to_numpy()
+                    ours = np.interp(t, table["time"], table[f"V({probe})"])
+                    diff = np.max(np.abs(ours - reference[f"V({probe})"].to_numpy()))
+                    row += [f"{ng_wall:.2f}", f"{ng_wall / max(ng_steps, 1) * 1e6:.1f}",
+                            f"{wall / ng_wall:.3f}", f"{diff:.2e}"]
+                elif reference is not None:
+                    row += [f"{ng_wall:.2f}", f"{ng_wall / max(ng_steps, 1) * 1e6:.1f}",
+                            f"{timing['total'] / ng_wall:.3f} (in-process)", "-"]
+                else:
+                    row += ["-"] * 4
+                print("| " + " | ".join(row) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Source waveforms (PULSE, SIN, EXP, PWL, {expr}) against ngspice's own evaluation and by hand,
+their breakpoints, and the CLI's --method / --plot on a transient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mna
+from mna.cli import main
+
+TSTEP, TSTOP = 10e-6, 6e-3
+DECK = """waveforms into resistors
+V1 a 0 PULSE(0 1 1m)
+V2 b 0 PULSE(-1 2 0.5m 0.2m 0.3m 1m 3m)
+V3 c 0 SIN(0.5 2 1k 1m 100 30)
+V4 d 0 EXP(0 1 1m 0.5m 4m 1m)
+V5 e 0 PWL(0 0 1m 1 2m 1 3m -1)
+V6 f 0 EXP(1 -1)
+V7 g 0 PULSE(0 1)
+R1 a 0 1k
+R2 b 0 1k
+R3 c 0 1k
+R4 d 0 1k
+R5 e 0 1k
+R6 f 0 1k
+R7 g 0 1k
+.tran 10u 6m
+.end
+"""
+
+
+def _waveforms():
+    system = mna.assemble(mna.read_string(DECK))
+    return {s.name.lower(): s.waveform for s in system.inputs}
+
+
+@pytest.mark.ngspice
+def test_waveforms_match_ngspice_at_its_time_points(ngspice):
+    reference = ngspice.run(DECK)["tran"].data
+    t = reference["time"].to_numpy()
+    # V6, EXP(1 -1) with every timing default, is left out: ngspice 39 holds it at 1 V, where
+    # its documented defaults (td2 = td1 + tstep, tau = tstep) give a dip; not settled yet.
+    for name, node in zip("123457", "abcdeg", strict=True):
+        ours = _waveforms()[f"v{name}"].values(t, TSTEP, TSTOP)
+        theirs = reference[f"V({node})"].to_numpy()
+        assert np.max(np.abs(ours - theirs)) < 1e-9, f"V{name}"
+
+
+def test_pulse_defaults_follow_ngspice():
+    """PULSE(v1 v2): td = 0, tr = tf = tstep, pw = per = tstop."""
+    wave = _waveforms()["v7"]
+    t = np.array([0.0, TSTEP / 2, TSTEP, 3e-3, TSTOP])
+    assert np.allclose(wave.values(t, TSTEP, TSTOP), [0.0, 0.5, 1.0, 1.0, 1.0])
+    assert wave.at(0.0) == 0.0
+
+
+def test_pulse_shape_and_breakpoints():
+    wave = _waveforms()["v2"]    # -1 -> 2, td 0.5m, tr 0.2m, tf 0.3m, pw 1m, per 3m
+    t = np.array([0.0, 0.5e-3, 0.6e-3, 0.7e-3, 1.7e-3, 1.85e-3, 2.0e-3, 3.6e-3])
+    assert np.allclose(wave.values(t, TSTEP, TSTOP), [-1, -1, 0.5, 2, 2, 0.5, -1, 0.5])
+    corners = wave.breakpoints(TSTEP, TSTOP)
+    for expected in (0.5e-3, 0.7e-3, 1.7e-3, 2.0e-3, 3.5e-3, 3.7e-3, 4.7e-3, 5.0e-3):
+        assert np.min(np.abs(corners - expected)) < 1e-15
+    assert corners.max() <= TSTOP
+
+
+def test_sin_exp_pwl_by_hand():
+    waves = _waveforms()
+    t = np.array([0.5e-3, 1.5e-3, 4.5e-3])
+    sine = 0.5 + np.where(t < 1e-3, 2 * np.sin(np.deg2rad(30)),
+                          2 * np.exp(-100 * (t - 1e-3))
+                          * np.sin(2 * np.pi * 1e3 * (t - 1e-3) + np.deg2rad(30)))
+    assert np.allclose(waves["v3"].values(t, TSTEP, TSTOP), sine)
+    rise = 1 - np.exp(-(t - 1e-3).clip(0) / 0.5e-3)
+    fall = -(1 - np.exp(-(t - 4e-3).clip(0) / 1e-3))
+    assert np.allclose(waves["v4"].values(t, TSTEP, TSTOP), rise + fall)
+    assert np.allclose(waves["v5"].values(np.array([0.5e-3, 2.5e-3, 5e-3]), TSTEP, TSTOP),
+                       [0.5, 0.0, -1.0])
+    assert np.allclose(waves["v5"].breakpoints(TSTEP, TSTOP), [1e-3, 2e-3, 3e-3])
+    assert np.allclose(waves["v4"].breakpoints(TSTEP, TSTOP), [1e-3, 4e-3])
+
+
+def test_expression_of_time_drives_a_transient():
+    circuit = mna.read_string("expr\n.param f0=50\nV1 a 0 {sin(2*pi*f0*time)}\nR1 a 0 1k\n"
+                              ".tran 0.1m 40m\n")
+    frame = mna.run(circuit)[0].to_dataframe()
+    t = frame.index.to_numpy()
+    assert np.max(np.abs(frame["V(a)"] - np.sin(2 * np.pi * 50 * t))) < 1e-12
+
+
+@pytest.mark.parametrize("method", ["be", "gear2"])
+def test_cli_method_and_plot(tmp_path, method, capsys):
+    netlist = tmp_path / "rc.net"
+    netlist.write_text("rc\nV1 in 0 PULSE(0 1 0 1u 1u 1 2)\nR1 in out 1k\nC1 out 0 1u\n"
+                       ".tran 10u 3m\n")
+    status = main(["run", str(netlist), "-o", str(tmp_path / "out"), "--plot",
+                   "--method", method])
+    assert status == 0
+    assert (tmp_path / "out" / "tran.csv").read_text().startswith("time,")
+    png = (tmp_path / "out" / "tran.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "TRAN: 301 points" in capsys.readouterr().out
