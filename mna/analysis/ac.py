@@ -7,7 +7,7 @@ linearised about its operating point.
 >>> import mna
 >>> c = mna.read_string("rc\\nV1 in 0 AC 1\\nR1 in out 1k\\nC1 out 0 1u\\n.ac lin 2 0 1k\\n")
 >>> table = mna.run(c)[0]
->>> abs(table["V(out)"][0])
+>>> float(abs(table["V(out)"][0]))
 1.0
 """
 
@@ -83,7 +83,7 @@ class AcAnalysis(Analysis):
         outputs = ac_response(system, f, u)
         columns = {"frequency": f}
         units = {"frequency": "Hz"}
-        for name, unit, row in zip(system.outputs, system.output_units, outputs):
+        for name, unit, row in zip(system.outputs, system.output_units, outputs, strict=False):
             columns[name] = row
             units[name] = unit
         return TableResult("ac", columns, units, independent="frequency")

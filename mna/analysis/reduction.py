@@ -96,10 +96,7 @@ def _dense(matrix) -> np.ndarray:
 
 def _candidate_matrix(candidates: list[Candidate], n: int, order=None, symbolic=False):
     order = range(len(candidates)) if order is None else order
-    if symbolic:
-        S = sympy.zeros(len(order), n)
-    else:
-        S = np.zeros((len(order), n))
+    S = sympy.zeros(len(order), n) if symbolic else np.zeros((len(order), n))
     for r, i in enumerate(order):
         for col, value in candidates[i].row.items():
             S[r, col] += value
@@ -138,11 +135,10 @@ def finite_eigenvalue_count(G: np.ndarray, C: np.ndarray) -> int:
     n = G.shape[0]
     if n == 0:
         return 0
-    # det(G + sC) = prod over the pencil's finite eigenvalues: count them by evaluating the
-    # rank drop of C in the Kronecker form, via generalized eigenvalues with beta != 0.
-    M = np.vstack([G, C])
-    r, c = _equilibrate(M)
-    Gs, Cs = G * r[:n, None] * c[None, :], C * r[n:, None] * c[None, :]
+    # QZ on the equilibrated pencil (one scale per equation and per unknown, shared by G and
+    # C); eigenvalues with beta = 0 are the infinite ones.
+    r, c = _equilibrate(np.abs(G) + np.abs(C))
+    Gs, Cs = G * r[:, None] * c[None, :], C * r[:, None] * c[None, :]
     alpha, beta = scipy.linalg.eigvals(Gs, -Cs, homogeneous_eigvals=True)
     scale = np.abs(alpha) + np.abs(beta)
     return int(np.sum(np.abs(beta) > 1e-8 * np.where(scale > 0, scale, 1)))
@@ -214,7 +210,7 @@ def reduce_dense(
     else:
         Gn, Cn, Bn, Pn, Qn, Rn = (_dense(m) for m in (G, C, B, P, Q, R))
         Wn = _left_null(Cn)
-    n, m, p = Gn.shape[0], Bn.shape[1], Pn.shape[0]
+    n, m, _p = Gn.shape[0], Bn.shape[1], Pn.shape[0]
     k = Wn.shape[1]
     # The derivative array with z'' eliminated: [G C; 0 W^T G] (z, z') = (B u, W^T B u').
     M1 = np.block([[Gn, Cn], [np.zeros((k, n)), Wn.T @ Gn]])
@@ -246,15 +242,15 @@ def reduce_dense(
     rhs_s = rhs * rows[:, None]
     wanted_s = wanted * cols[None, :]
     rank = _rank(Ms)
-    I = _basis_indices(Ms, rank)
-    J = _basis_indices(Ms[I].T, rank)
-    MIJ = Ms[np.ix_(I, J)]
+    Ib = _basis_indices(Ms, rank)
+    J = _basis_indices(Ms[Ib].T, rank)
+    MIJ = Ms[np.ix_(Ib, J)]
     # Every row of M must be a combination of the basis rows with the same right-hand side,
     # or some inputs (or states) cannot be chosen freely.
-    other = np.setdiff1d(np.arange(Ms.shape[0]), I)
+    other = np.setdiff1d(np.arange(Ms.shape[0]), Ib)
     if other.size and rank:
         mu = np.linalg.solve(MIJ.T, Ms[np.ix_(other, J)].T).T
-        clash = np.abs(mu @ rhs_s[I] - rhs_s[other])
+        clash = np.abs(mu @ rhs_s[Ib] - rhs_s[other])
         bad = clash.max(axis=0) > 1e-7 * (1 + np.abs(rhs_s).max())
         if bad[:r].any():
             raise DescriptorIndexError("internal: the chosen states are not independent")
@@ -266,7 +262,7 @@ def reduce_dense(
     # Every wanted functional must lie in the row space (else the equations leave it free).
     if rank:
         lam = np.linalg.solve(MIJ.T, wanted_s[:, J].T).T
-        miss = np.abs(lam @ Ms[I] - wanted_s).max(axis=1)
+        miss = np.abs(lam @ Ms[Ib] - wanted_s).max(axis=1)
     else:
         lam = np.zeros((wanted_s.shape[0], 0))
         miss = np.abs(wanted_s).max(axis=1) if wanted_s.size else np.zeros(wanted_s.shape[0])
@@ -278,9 +274,9 @@ def reduce_dense(
             f"{what} is not fixed by the states and inputs (it needs a higher derivative of an "
             "input, or the system is singular)")
     if symbolic:
-        coefficients = _exact(G, C, B, P, Q, R, W_exact, candidates, states, I, J)
+        coefficients = _exact(G, C, B, P, Q, R, W_exact, candidates, states, Ib, J)
     else:
-        coefficients = lam @ rhs_s[I] if rank else np.zeros((wanted.shape[0], rhs.shape[1]))
+        coefficients = lam @ rhs_s[Ib] if rank else np.zeros((wanted.shape[0], rhs.shape[1]))
         if coefficients.size:
             small = np.abs(coefficients) < 1e-14 * max(1.0, np.abs(coefficients).max())
             coefficients[small] = 0.0
@@ -325,12 +321,12 @@ def _numeric(matrix, generic: dict) -> np.ndarray:
     return np.array(matrix.xreplace(generic).evalf(), dtype=float)
 
 
-def _exact(G, C, B, P, Q, R, W, candidates, states, I, J):
+def _exact(G, C, B, P, Q, R, W, candidates, states, Ib, J):
     """``wanted_J · M_IJ^-1 · rhs_I`` over the field of rational functions of the parameters."""
     from sympy.polys.matrices import DomainMatrix
 
     G, C, B, P, Q = (sympy.Matrix(M) for M in (G, C, B, P, Q))
-    n, m, p, r, k = G.shape[0], B.shape[1], P.shape[0], len(states), W.shape[1]
+    n, m, _p, r, k = G.shape[0], B.shape[1], P.shape[0], len(states), W.shape[1]
     Ssel = _candidate_matrix(candidates, n, states, symbolic=True)
     WG, WB = W.T * G, W.T * B
     M = sympy.Matrix.vstack(
@@ -347,10 +343,10 @@ def _exact(G, C, B, P, Q, R, W, candidates, states, I, J):
         sympy.Matrix.hstack(sympy.zeros(r, n), Ssel),
         sympy.Matrix.hstack(P, Q),
     )
-    I, J = [int(i) for i in I], [int(j) for j in J]
-    if not I or rhs.shape[1] == 0 or wanted.shape[0] == 0:
+    Ib, J = [int(i) for i in Ib], [int(j) for j in J]
+    if not Ib or rhs.shape[1] == 0 or wanted.shape[0] == 0:
         return sympy.zeros(wanted.shape[0], rhs.shape[1])
-    big = sympy.Matrix.hstack(M.extract(I, J), rhs.extract(I, list(range(rhs.shape[1]))))
+    big = sympy.Matrix.hstack(M.extract(Ib, J), rhs.extract(Ib, list(range(rhs.shape[1]))))
     domain_matrix = DomainMatrix.from_Matrix(big).to_field()
     X = domain_matrix[:, :len(J)].lu_solve(domain_matrix[:, len(J):]).to_Matrix()
     result = wanted.extract(list(range(wanted.shape[0])), J) * X
@@ -462,7 +458,8 @@ def reduce_sparse(G, C, B, P, Q, R, candidates: list[Candidate]) -> Reduced | No
     E = Tu_sel
     PX = np.asarray(P @ Xs)
     QX = np.asarray(Q @ Xs)
-    Tinv = lambda M: scipy.linalg.lu_solve(lu_t, M.T, trans=1).T if nd else np.zeros((M.shape[0], 0))  # noqa: E731
+    def Tinv(M):  # M T^-1
+        return scipy.linalg.lu_solve(lu_t, M.T, trans=1).T if nd else np.zeros((M.shape[0], 0))
     # y = P (Xs xd + Xu u) + Q (Xs xd' + Xu u') + R u, xd' = Ad xd + Bd u
     Cxd = PX + QX @ Ad
     Cs = Tinv(Cxd)

@@ -5,7 +5,7 @@ physical states, numeric or symbolic, with transfer functions on request.
 >>> from mna.analysis.statespace import state_space
 >>> c = mna.read_string("rc\\nV1 in 0 1\\nR1 in out 1k\\nC1 out 0 1u\\n")
 >>> model = state_space(c, inputs=("V1",), outputs=None)
->>> model.states, float(model.A[0, 0])
+>>> model.states, round(float(model.A[0, 0]), 6)
 (('V(out)',), -1000.0)
 """
 
@@ -118,7 +118,7 @@ def _through_unit(circuit, element) -> str:
 
 def _row_dict(row: OutputRow) -> dict:
     values: dict = {}
-    for col, value in zip(row.x.cols, row.x.values):
+    for col, value in zip(row.x.cols, row.x.values, strict=False):
         values[col] = values.get(col, 0) + value
     return values
 
@@ -352,7 +352,7 @@ class StateSpaceResult(Result):
             "outputs": list(self.outputs),
             "output_units": list(self.output_units),
         }
-        for name, M in zip("ABCDEF", self.matrices()):
+        for name, M in zip("ABCDEF", self.matrices(), strict=False):
             data[name] = nested(M)
         if self.tf is not None:
             if self.symbolic:
@@ -373,7 +373,7 @@ class StateSpaceResult(Result):
         import pandas as pd
 
         rows = []
-        for name, M in zip("ABCDEF", self.matrices()):
+        for name, M in zip("ABCDEF", self.matrices(), strict=False):
             for i in range(M.shape[0]):
                 for j in range(M.shape[1]):
                     rows.append({"matrix": name, "row": i, "col": j, "value": M[i, j]})
@@ -413,7 +413,7 @@ class StateSpaceResult(Result):
                         for i in range(M.shape[0])]
             width = max(len(r) for r in rows) if rows else 0
             lines = [f"{name} ({', '.join(cols)}):"]
-            lines += [f"  {r:<{width}}  [{b}]" for r, b in zip(rows, body)]
+            lines += [f"  {r:<{width}}  [{b}]" for r, b in zip(rows, body, strict=False)]
             return "\n".join(lines)
 
         head = [f"State-space model{': ' + self.title if self.title else ''}",
@@ -445,7 +445,8 @@ class StateSpaceResult(Result):
         else:
             for t in self.tf:
                 lines.append(f"  {t['output']}/{t['input']}: gain {t['gain']:.6g}, "
-                             f"zeros {_complex_list(t['zeros'])}, poles {_complex_list(t['poles'])}")
+                             f"zeros {_complex_list(t['zeros'])}, "
+                             f"poles {_complex_list(t['poles'])}")
         return "\n".join(lines)
 
     def summary(self) -> str:
@@ -484,7 +485,7 @@ def _numerator(A, b, c, d, e, f) -> np.ndarray:
 
 
 def _labelled(names, units) -> str:
-    return ", ".join(f"{n} [{u}]" if u else n for n, u in zip(names, units))
+    return ", ".join(f"{n} [{u}]" if u else n for n, u in zip(names, units, strict=False))
 
 
 def _complex_list(values) -> str:

@@ -1,0 +1,102 @@
+"""AC analysis of an RC low-pass and a series RLC against closed forms and ngspice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mna
+from mna.analysis.ac import frequencies
+
+try:
+    from tests import ngspice
+except ImportError:  # pragma: no cover - run from another directory
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location(
+        "ngspice", pathlib.Path(__file__).resolve().parents[1] / "ngspice.py")
+    ngspice = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ngspice)
+
+RC = """RC low-pass
+V1 in 0 DC 0 AC 1
+R1 in out 1k
+C1 out 0 100n
+.ac dec 10 10 100k
+.end
+"""
+
+RLC = """series RLC
+V1 in 0 DC 0 AC 2 30
+R1 in a 10
+L1 a b 10m
+C1 b 0 1u
+.ac lin 50 100 5k
+.end
+"""
+
+
+def rc_expected(f):
+    return 1 / (1 + 2j * np.pi * f * 1e3 * 100e-9)
+
+
+def rlc_expected(f):
+    s = 2j * np.pi * f
+    u = 2 * np.exp(1j * np.radians(30))
+    current = u / (10 + s * 10e-3 + 1 / (s * 1e-6))
+    return current, current / (s * 1e-6)
+
+
+def run_ac(text):
+    (table,) = mna.run(mna.read_string(text))
+    return table
+
+
+def test_frequency_grids_follow_spice():
+    assert frequencies("dec", 10, 10, 100e3).size == 41
+    assert frequencies("oct", 4, 1, 16).tolist() == pytest.approx(2 ** (np.arange(17) / 4))
+    assert frequencies("lin", 50, 100, 5e3)[[0, -1]].tolist() == [100, 5e3]
+
+
+def test_rc_lowpass_against_closed_form():
+    table = run_ac(RC)
+    f = table["frequency"]
+    assert np.abs(table["V(out)"] - rc_expected(f)).max() < 1e-12
+    assert table.units["V(out)"] == "V" and table.units["frequency"] == "Hz"
+
+
+def test_series_rlc_against_closed_form():
+    table = run_ac(RLC)
+    f = table["frequency"]
+    current, vc = rlc_expected(f)
+    assert np.abs(table["I(L1)"] - current).max() < 1e-12 * np.abs(current).max()
+    assert np.abs(table["V(b)"] - vc).max() < 1e-12 * np.abs(vc).max()
+    assert np.abs(table["I(V1)"] + current).max() < 1e-12 * np.abs(current).max()
+
+
+def test_ac_csv_has_re_im_columns(tmp_path):
+    paths = mna.write_results(mna.run(mna.read_string(RC)), tmp_path)
+    header = paths[0].read_text().splitlines()[0].split(",")
+    assert header[:3] == ["frequency", "re(V(in))", "im(V(in))"]
+
+
+def test_bode_plot_is_written(tmp_path):
+    from mna.plots import write_plots
+
+    paths = write_plots(mna.run(mna.read_string(RLC)), tmp_path)
+    assert [p.name for p in paths] == ["ac.png"] and paths[0].stat().st_size > 0
+
+
+@pytest.mark.ngspice
+@pytest.mark.skipif(not ngspice.available(), reason="ngspice is not installed")
+@pytest.mark.parametrize("deck,outputs", [(RC, ["V(out)"]), (RLC, ["V(b)", "V(a)"])])
+def test_ac_against_ngspice(deck, outputs):
+    ours = run_ac(deck)
+    theirs = ngspice.run(deck)["ac"].data
+    f = np.asarray(theirs["frequency"], float)
+    assert f.size == ours["frequency"].size
+    assert np.abs(f - ours["frequency"]).max() <= 1e-9 * f.max()
+    for name in outputs:
+        reference = np.asarray(theirs[name.lower()] if name.lower() in theirs else theirs[name])
+        assert np.abs(ours[name] - reference).max() < 1e-6 * np.abs(reference).max()
