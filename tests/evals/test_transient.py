@@ -20,6 +20,9 @@ import mna
 from mna.analysis.transient import Transient, TransientResult
 
 NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
+# test-only netlists live in tests/data: netlists/ holds the documented examples, each with
+# hand-derived operating-point values (tests/evals/test_op_netlists.py)
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def transient(circuit, index: int = 0) -> TransientResult:
@@ -39,7 +42,7 @@ def step_response(A, b, t, x0=None):
 
 
 def test_series_rlc_step_response(read_netlist):
-    frame = transient(read_netlist("tran_series_rlc.net")).to_dataframe()
+    frame = transient(read_netlist(DATA / "tran_series_rlc.net")).to_dataframe()
     t = frame.index.to_numpy()
     R, L, C = 10.0, 1e-3, 1e-6
     alpha, w0 = R / (2 * L), 1 / np.sqrt(L * C)
@@ -98,7 +101,7 @@ def test_thermal_wall_closed_form(read_netlist):
 
 def test_free_mass_starts_from_rest_with_a_warning(read_netlist, caplog):
     with caplog.at_level(logging.WARNING, logger="mna"):
-        frame = transient(read_netlist("tran_free_mass.net")).to_dataframe()
+        frame = transient(read_netlist(DATA / "tran_free_mass.net")).to_dataframe()
     assert "starts from rest" in caplog.text and "Cm" in caplog.text
     t = frame.index.to_numpy()
     assert np.max(np.abs(frame["V(x)"] - 5 * t)) < 1e-9
@@ -123,7 +126,7 @@ def test_uic_solves_the_algebraic_unknowns_consistently():
 
 
 def test_result_is_indexed_by_time_and_the_file_starts_with_time(tmp_path, read_netlist):
-    result = transient(read_netlist("tran_series_rlc.net"))
+    result = transient(read_netlist(DATA / "tran_series_rlc.net"))
     frame = result.to_dataframe()
     assert frame.index.name == "time" and "time" not in frame.columns
     assert np.allclose(np.diff(frame.index), 0.5e-6)
