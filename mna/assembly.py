@@ -17,7 +17,7 @@ import sympy
 from mna.domains import across_unit, through_unit
 from mna.errors import NetlistError
 from mna.expr import parameter
-from mna.netlist.fields import GROUND, Value
+from mna.netlist.fields import GROUND, Value, finite_real
 from mna.nonlinear import NonlinearLoad, NonlinearPart
 from mna.system import DescriptorSystem, InputSignal
 
@@ -33,9 +33,12 @@ class NumericBackend:
         overrides = {k.lower(): v for k, v in (overrides or {}).items()}
         self.values: dict[sympy.Symbol, float] = {}
         for name, value in circuit.parameters.items():
-            self.values[parameter(name)] = (
-                float(overrides[name]) if name in overrides else self.evaluate(value)
-            )
+            try:
+                self.values[parameter(name)] = (
+                    float(overrides[name]) if name in overrides else self.evaluate(value)
+                )
+            except NetlistError as error:
+                raise NetlistError(f"parameter {name}: {error.message}") from None
 
     def substitute(self, expression: sympy.Expr) -> sympy.Expr:
         """Parameter values put into an expression that keeps its other symbols."""
@@ -44,10 +47,10 @@ class NumericBackend:
     def evaluate(self, value: Value) -> float:
         if isinstance(value, float):
             return value
-        result = complex(value.xreplace(self.values))  # a bare symbol becomes a float
-        if result.imag:
-            raise NetlistError(f"expression {value} has the complex value {result}")
-        return result.real
+        try:
+            return finite_real(value.xreplace(self.values))
+        except (TypeError, ValueError) as error:
+            raise NetlistError(f"{value}: {error}") from None
 
     def sqrt(self, value: float) -> float:
         return math.sqrt(value)
@@ -237,7 +240,12 @@ def assemble(
     backend = SymbolicBackend() if symbolic else NumericBackend(circuit, overrides)
     s = Stamper(circuit, backend)
     for element in circuit.elements:
-        element.stamp(s)
+        try:
+            element.stamp(s)
+        except NetlistError as error:
+            if error.location is not None:
+                raise
+            raise NetlistError(f"{element.name}: {error.message}", element.location) from None
     outputs = outputs if outputs is not None else circuit.outputs()
     rows = [_output_row(s, circuit, output) for output in outputs]
     n, m = len(s.unknowns), len(s.input_elements)

@@ -48,3 +48,13 @@ class ConvergenceError(MnaError):
 
 class DescriptorIndexError(MnaError):
     """A descriptor system with no state-space form (e.g. a loop of across sources)."""
+
+
+def in_context(error: MnaError, context: str) -> MnaError:
+    """The same error, its message saying where it happened (a sweep or step point)."""
+    if isinstance(error, NetlistError):
+        error.message = f"{error.message} ({context})"
+        error.args = (error.render(),)
+    else:
+        error.args = (f"{context}: {error.args[0] if error.args else error}", *error.args[1:])
+    return error

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from mna.analysis.base import Analysis
-from mna.analysis.op import dc_solution
+from mna.analysis.op import dc_solution, guess
 from mna.assembly import assemble
 from mna.diagnostics import check_dc_topology
 from mna.elements.sources import Source
-from mna.errors import NetlistError
+from mna.errors import MnaError, NetlistError, in_context
 from mna.netlist.model import SourceLocation
 from mna.results import TableResult
 
@@ -69,16 +69,23 @@ class DcSweep(Analysis):
         # SPICE's first sweep is the inner loop; the outer one leads the table like a .step.
         order = self.sweeps[::-1]
         points = list(itertools.product(*(s.values for s in order)))
-        if any(s.is_parameter for s in self.sweeps):
-            rows = [self._solve_point(circuit, dict(zip(order, p))) for p in points]
-            outputs = np.array(rows).T
-            system = assemble(circuit)
-        else:
-            system = assemble(circuit)
+        system = assemble(circuit)
+        if system.is_linear and not any(s.is_parameter for s in self.sweeps):
             u = np.tile(system.dc_inputs()[:, None], (1, len(points)))
             for position, sweep in enumerate(order):
                 u[system.input_index(sweep.name)] = [p[position] for p in points]
             outputs = system.outputs_of(dc_solution(system, u, circuit.options), u)
+        else:
+            rows, x = [], guess(circuit, system)
+            for point in points:
+                values = dict(zip(order, point))
+                try:
+                    row, x = self._solve_point(circuit, system, values, x)
+                except MnaError as error:
+                    where = ", ".join(f"{_label(circuit, s)}={v:g}" for s, v in values.items())
+                    raise in_context(error, f"at the sweep point {where}") from None
+                rows.append(row)
+            outputs = np.array(rows).T
         columns = {_label(circuit, s): np.array([p[i] for p in points]) for i, s in enumerate(order)}
         units = {_label(circuit, s): _unit(circuit, s) for s in order}
         for name, unit, row in zip(system.outputs, system.output_units, outputs):
@@ -87,13 +94,17 @@ class DcSweep(Analysis):
         return TableResult("dc", columns, units, independent=_label(circuit, self.sweeps[0]))
 
     @staticmethod
-    def _solve_point(circuit, values: dict[Sweep, float]) -> np.ndarray:
-        system = assemble(circuit, {s.name: v for s, v in values.items() if s.is_parameter})
+    def _solve_point(circuit, system, values: dict[Sweep, float], x0):
+        """Outputs and unknowns at one point, Newton starting from the previous point."""
+        overrides = {s.name: v for s, v in values.items() if s.is_parameter}
+        if overrides:
+            system = assemble(circuit, overrides)
         u = system.dc_inputs()
         for sweep, value in values.items():
             if not sweep.is_parameter:
                 u[system.input_index(sweep.name)] = value
-        return system.outputs_of(dc_solution(system, u, circuit.options), u)
+        x = dc_solution(system, u, circuit.options, x0)
+        return system.outputs_of(x, u), x
 
 
 def _number(reader, value, word) -> float:

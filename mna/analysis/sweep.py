@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from mna.analysis.dc import sweep_values
-from mna.errors import NetlistError
+from mna.errors import MnaError, NetlistError, in_context
 from mna.netlist.fields import FieldReader
 from mna.netlist.model import SourceLocation
 from mna.results import Result
@@ -59,7 +59,11 @@ def run_stepped(circuit) -> list[Result]:
     for point in points:
         parameters = {**circuit.parameters, **{s.name: v for s, v in zip(circuit.steps, point)}}
         stepped = dataclasses.replace(circuit, parameters=parameters)
-        runs.append([analysis.run(stepped) for analysis in circuit.analyses])
+        try:
+            runs.append([analysis.run(stepped) for analysis in circuit.analyses])
+        except MnaError as error:
+            where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, point))
+            raise in_context(error, f"at the step {where}") from None
     names = [s.label for s in circuit.steps]
     return [SteppedResult(names, points, [run[i] for run in runs]) for i in range(len(circuit.analyses))]
 

@@ -27,9 +27,10 @@ class Passive(Element):
         nodes = (reader.node("n+"), reader.node("n-"))
         bare = reader.value() if reader.remaining() else None
         reader.done()
-        initial = reader.option("ic")
+        initial = reader.option("ic") if cls.role is not Role.DISSIPATOR else None
         given = [k for k in sorted(keywords_of(cls.letter)) if k in reader.assigns]
-        allowed = ", ".join(f"{k}=" for k in sorted(keywords_of(cls.letter) | {"ic"}))
+        extras = {"ic"} if cls.role is not Role.DISSIPATOR else set()
+        allowed = ", ".join(f"{k}=" for k in sorted(keywords_of(cls.letter) | extras))
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of {allowed})",
                         usage=True)

@@ -6,6 +6,7 @@ hierarchical name prefix, the node map of a subcircuit instance and the paramete
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
@@ -156,7 +157,10 @@ class FieldReader:
 
     def expression(self, braced: Braced, *, time: bool = False) -> Value:
         parsed = self._parsed(braced, time=time, probes=False)
-        return as_value(self._in_scope(parsed.value))
+        try:
+            return as_value(self._in_scope(parsed.value))
+        except ValueError as error:
+            raise NetlistError(str(error), braced.location) from None
 
     def behavioural(self, braced: Braced):
         """An expression with ``time`` and probes; probes renamed to the nodes and elements in
@@ -194,9 +198,22 @@ def expression_start(braced: Braced) -> SourceLocation:
 
 
 def as_value(expression) -> Value:
-    """A float when the expression holds no symbol; the sympy expression otherwise."""
+    """A float when the expression holds no symbol; the sympy expression otherwise.
+
+    Raises ValueError when a constant expression is not a finite real number.
+    """
     if isinstance(expression, float):
         return expression
-    if not expression.free_symbols:
-        return float(expression)
-    return expression
+    if expression.free_symbols:
+        return expression
+    return finite_real(expression)
+
+
+def finite_real(expression) -> float:
+    """The value of a constant sympy expression, refusing complex, infinite and undefined ones."""
+    value = complex(expression)
+    if not (math.isfinite(value.real) and math.isfinite(value.imag)):
+        raise ValueError(f"the value {expression} is not a finite number")
+    if value.imag:
+        raise ValueError(f"the value {expression} is complex ({value:g}), not real")
+    return value.real

@@ -28,7 +28,7 @@ def _card(line: Line) -> Card:
     if head.kind != "word":
         raise NetlistError("a line must start with an element name or a dot card", head.location)
     cursor = _Cursor(rest)
-    fields = _fields(cursor, inside_call=False, joins_expressions=head.text.lower() == ".param")
+    fields = _fields(cursor, joins_expressions=head.text.lower() == ".param")
     return Card(Word(head.text, head.location), tuple(fields), head.location)
 
 
@@ -47,7 +47,10 @@ class _Cursor:
         return token
 
 
-def _fields(cursor: _Cursor, inside_call: bool, joins_expressions: bool = False) -> list[Field]:
+def _fields(cursor: _Cursor, opening: Token | None = None,
+            joins_expressions: bool = False) -> list[Field]:
+    """Fields up to the end of the line, or up to the ')' that closes `opening`."""
+    inside_call = opening is not None
     fields: list[Field] = []
     while (token := cursor.peek()) is not None:
         if token.kind == ")":
@@ -69,8 +72,8 @@ def _fields(cursor: _Cursor, inside_call: bool, joins_expressions: bool = False)
             fields.append(_assign(atom, cursor, equals, joins_expressions))
         else:
             fields.append(atom)
-    if inside_call:
-        raise NetlistError("'(' has no matching ')'", cursor.tokens[-1].location)
+    if opening is not None:
+        raise NetlistError("'(' has no matching ')'", opening.location)
     return fields
 
 
@@ -108,8 +111,7 @@ def _atom(cursor: _Cursor) -> Field:
     word = Word(token.text, token.location)
     following = cursor.peek()
     if following is not None and following.kind == "(":
-        cursor.take()
-        args = _fields(cursor, inside_call=True)
+        args = _fields(cursor, opening=cursor.take())
         cursor.take()
         return Call(word, tuple(args), token.location)
     return word

@@ -225,8 +225,6 @@ def test_floating_piece_with_no_path_at_all():
     assert error.location.line == 4
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="open bug: fields.as_value calls float() on zoo / I (TypeError)")
 @pytest.mark.parametrize(
     "text, message, line",
     [
@@ -239,3 +237,14 @@ def test_values_that_are_not_real_numbers_are_netlist_errors(text, message, line
     assert error.location is not None and error.location.line == line
     with pytest.raises(NetlistError, match=message):
         raise error
+
+
+def test_initial_condition_on_a_dissipator_is_refused():
+    error = error_of("t\nV1 a 0 1\nR1 a 0 1 IC=2\n")
+    assert "unknown parameter 'ic='" in error.message
+    assert (error.location.line, error.location.column) == (3, 10)
+
+
+def test_parameter_that_is_undefined_only_numerically_names_the_parameter():
+    with pytest.raises(NetlistError, match=r"parameter y: .*1/x.* not a finite number"):
+        mna.operating_point(mna.read_string("t\n.param x=0 y={1/x}\nV1 a 0 {y}\nR1 a 0 1\n"))

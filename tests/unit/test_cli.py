@@ -163,8 +163,6 @@ def test_failed_write_leaves_nothing_half_written(divider, tmp_path, monkeypatch
     assert not [n for n in names if n.endswith(".part")]
 
 
-@pytest.mark.xfail(strict=True, reason="open bug: a failing .dc point is not named in the error "
-                   "(NETLIST.md: 'names ... the time or sweep point where it failed')")
 def test_failing_sweep_names_the_sweep_point(tmp_path, capsys):
     path = tmp_path / "later.net"
     path.write_text(FAILS_LATER)

@@ -67,8 +67,6 @@ def test_syntax_errors(line, message, column):
     assert (info.value.location.line, info.value.location.column) == (2, column)
 
 
-@pytest.mark.xfail(strict=True, reason="open bug: the caret goes under the line's last token, "
-                   "not under the unmatched '(' (parser._fields uses cursor.tokens[-1])")
 def test_unmatched_parenthesis_points_at_it():
     with pytest.raises(NetlistError, match=r"'\(' has no matching '\)'") as info:
         card("V1 a 0 SIN(0 1 2")
