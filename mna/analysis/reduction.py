@@ -473,24 +473,26 @@ def reduce_sparse(G, C, B, P, Q, R, candidates: list[Candidate]) -> Reduced | No
 
 
 def _select_columns(T: np.ndarray, order: list[int]) -> list[int]:
-    """Rows of T (tried in `order`) independent of the rows kept before them."""
-    basis: list[np.ndarray] = []
-    selected = []
+    """Rows of T (tried in `order`) independent of the rows kept before them.
+
+    Block Gram-Schmidt: an unpivoted QR of the remaining normalised rows (projected off the
+    kept ones) is exact up to its first tiny diagonal entry, the first dependent row; keep the
+    rows before it, drop it, and go on with the rest. One BLAS-3 factorisation per dependent
+    row instead of a vector loop."""
     width = T.shape[1]
-    for i in order:
-        if len(basis) == width:
-            break
-        f = T[i]
-        norm = np.linalg.norm(f)
-        if norm == 0:
-            continue
-        residual = f / norm
-        if basis:
-            Bm = np.array(basis)
-            for _ in range(2):
-                residual = residual - Bm.T @ (Bm @ residual)
-        size = np.linalg.norm(residual)
-        if size > 1e-7:
-            basis.append(residual / size)
-            selected.append(i)
+    pending = [i for i in order if np.any(T[i])]
+    basis = np.zeros((width, 0))
+    selected: list[int] = []
+    while pending and len(selected) < width:
+        V = T[pending].T
+        V = V / np.linalg.norm(V, axis=0)[None, :]
+        for _ in range(2):
+            V = V - basis @ (basis.T @ V)
+        q, r = scipy.linalg.qr(V, mode="economic")
+        diagonal = np.abs(np.diagonal(r))
+        small = np.flatnonzero(diagonal <= 1e-7)
+        take = int(small[0]) if small.size else min(len(diagonal), width - len(selected))
+        selected += pending[:take]
+        basis = np.hstack([basis, q[:, :take]])
+        pending = pending[take + 1:] if small.size else []
     return selected
