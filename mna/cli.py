@@ -21,10 +21,14 @@ EXIT_OK, EXIT_NETLIST, EXIT_USAGE, EXIT_ANALYSIS = 0, 1, 2, 3
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mna", description=__doc__)
-    parser.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    common = argparse.ArgumentParser(add_help=False)
+    verbosity = common.add_mutually_exclusive_group()
+    verbosity.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    verbosity.add_argument("-v", "--verbose", action="store_true",
+                           help="also log what the solvers did (continuation, step counts)")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="perform every analysis in the netlist")
+    run = commands.add_parser("run", parents=[common], help="perform every analysis in the netlist")
     run.add_argument("netlist", type=Path)
     run.add_argument("-o", "--output", type=Path, metavar="DIR", help="write one file per analysis")
     run.add_argument("--format", choices=("csv", "parquet"), default="csv")
@@ -32,10 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--method", choices=OPTION_CHOICES["method"],
                      help="integration method (overrides .options method=)")
 
-    check = commands.add_parser("check", help="parse and elaborate without analysing")
+    check = commands.add_parser("check", parents=[common], help="parse and elaborate without analysing")
     check.add_argument("netlist", type=Path)
 
-    ss = commands.add_parser("ss", help="print the state-space models of the .ss cards")
+    ss = commands.add_parser("ss", parents=[common], help="print the state-space models of the .ss cards")
     ss.add_argument("netlist", type=Path)
     ss.add_argument("--symbolic", action="store_true", help="keep .param names as symbols")
     ss.add_argument("--format", choices=("text", "json", "latex"), default="text")
@@ -45,10 +49,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.ERROR if args.quiet else logging.WARNING,
-                        format="%(levelname)s: %(message)s", stream=sys.stderr, force=True)
     if args.command == "run" and args.plot and args.output is None:
         parser.error("--plot needs -o DIR")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.ERROR if args.quiet else logging.INFO if args.verbose else logging.WARNING)
     try:
         circuit = mna.read(args.netlist)
         if args.command == "check":
@@ -64,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     except MnaError as error:
         print(f"{args.netlist}: error: {error}", file=sys.stderr)
         return EXIT_ANALYSIS
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(logging.NOTSET)
 
 
 def _check(circuit) -> int:
