@@ -6,7 +6,6 @@ descriptor system."""
 from __future__ import annotations
 
 import json
-import time
 import warnings
 from pathlib import Path
 
@@ -253,16 +252,14 @@ def test_interop_scipy_and_control():
     assert control.dcgain(plant) == pytest.approx(1.0)
 
 
-def test_thousand_section_rc_ladder_in_seconds():
+def test_thousand_section_rc_ladder_model():
+    """The model of a large sparse system (its timing is in benchmarks/statespace.py)."""
     lines = ["ladder", "V1 n0 0 AC 1"]
     for k in range(1, 1001):
         lines += [f"R{k} n{k - 1} n{k} 1k", f"C{k} n{k} 0 1n"]
     lines.append(".ss in=V1 out=V(n1000)")
     circuit = mna.read_string("\n".join(lines) + "\n")
-    start = time.perf_counter()
     model = next(a for a in circuit.analyses).run(circuit)
-    elapsed = time.perf_counter() - start
     assert len(model.states) == 1000
-    assert elapsed < 20, elapsed
     # DC gain 1 and the slowest pole near -(pi/2)^2/(N^2 RC) for a long uniform ladder
     assert model.frequency_response(0.0)[0, 0, 0].real == pytest.approx(1.0, rel=1e-8)
