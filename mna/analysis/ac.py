@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mna.analysis.base import Analysis
+from mna.analysis.op import small_signal
 from mna.assembly import assemble
 from mna.errors import NetlistError, SingularSystemError
 from mna.linalg import factor
@@ -75,7 +76,7 @@ class AcAnalysis(Analysis):
 
     def run(self, circuit) -> TableResult:
         f = frequencies(self.sweep, self.points, self.start, self.stop)
-        system = small_signal_system(circuit)
+        system = small_signal(circuit, assemble(circuit))
         u = system.ac_inputs()
         if not np.any(u):
             raise NetlistError(".ac: no source has an AC value (write e.g. 'V1 in 0 AC 1')",
@@ -87,17 +88,6 @@ class AcAnalysis(Analysis):
             columns[name] = row
             units[name] = unit
         return TableResult("ac", columns, units, independent="frequency")
-
-
-def small_signal_system(circuit):
-    """The descriptor system, linearised about the operating point if it is nonlinear."""
-    system = assemble(circuit)
-    if getattr(system, "is_linear", True):
-        return system
-    from mna.analysis.op import dc_solution
-
-    x = dc_solution(system, system.dc_inputs(), circuit.options)
-    return system.linearized(x)
 
 
 def ac_response(system, f: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -46,6 +46,14 @@ def dc_solution(system, u: np.ndarray, options, x0: np.ndarray | None = None) ->
     return np.array(columns).T
 
 
+def small_signal(circuit, system):
+    """`system` linearised about its operating point (the system itself when linear)."""
+    if system.is_linear:
+        return system
+    x = dc_solution(system, system.dc_inputs(), circuit.options, guess(circuit, system))
+    return system.linearized(x)
+
+
 @dataclass(frozen=True)
 class OperatingPoint(Analysis):
     card = ".op"

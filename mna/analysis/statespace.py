@@ -22,6 +22,7 @@ import numpy as np
 import sympy
 
 from mna.analysis.base import Analysis
+from mna.analysis.op import small_signal
 from mna.analysis.reduction import (
     DENSE_LIMIT,
     Candidate,
@@ -146,8 +147,8 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
     `outputs` (`OutputName`s; default the circuit's outputs)."""
     _check_names(circuit, inputs, outputs, location)
     system = assemble(circuit, outputs=outputs, symbolic=symbolic)
-    if not symbolic and not getattr(system, "is_linear", True):
-        system = _linearized(circuit, system)
+    if not symbolic:
+        system = small_signal(circuit, system)
     names = [signal.name for signal in system.inputs]
     lowered = [name.lower() for name in names]
     chosen = [lowered.index(n.lower()) for n in inputs] if inputs is not None else list(
@@ -189,16 +190,6 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
     if tf:
         result = result.with_transfer_functions()
     return result
-
-
-def _linearized(circuit, system):
-    from mna.analysis.op import dc_solution
-
-    try:
-        x = dc_solution(system, system.dc_inputs(), circuit.options)
-    except TypeError:  # an older dc_solution without options
-        x = dc_solution(system, system.dc_inputs())
-    return system.linearized(x)
 
 
 def _generic_values(circuit, matrices) -> dict:
