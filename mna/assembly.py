@@ -8,7 +8,8 @@ system (floats, scipy CSC) or a symbolic one (sympy), depending on the backend.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp

@@ -14,9 +14,11 @@ if TYPE_CHECKING:
     from mna.analysis.sweep import Step
     from mna.elements.base import Element
 
-Method = Literal["be", "trap", "gear2", "fe"]
+Method = Literal["be", "trap", "gear2", "fe", "semi"]
 StepControl = Literal["fixed", "adaptive"]
-OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepControl)}
+Linearise = Literal["step", "once"]
+OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepControl),
+                  "linearise": get_args(Linearise)}
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Options:
     gmin: float = 1e-12
     maxiter: int = 100
     stepcontrol: StepControl = "fixed"
+    linearise: Linearise = "step"  # method=semi: Jacobian at every step, or once at t = 0
 
 
 @dataclass(frozen=True)

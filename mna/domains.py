@@ -3,9 +3,9 @@ that maps physical parameters (``m= J= b= k= I= R= C= L=``) onto electrical anal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable
 
 
 class Domain(str, Enum):

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mna.analysis.base import Analysis
-from mna.assembly import NumericBackend, assemble
-from mna.errors import NetlistError
-from mna.diagnostics import check_dc_topology
 from mna.analysis.newton import solve_dc
+from mna.assembly import NumericBackend, assemble
+from mna.diagnostics import check_dc_topology
+from mna.errors import NetlistError
 from mna.linalg import factor
 from mna.results import OperatingPointResult
 

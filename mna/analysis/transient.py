@@ -25,10 +25,12 @@ import scipy.sparse.linalg as spla
 
 from mna.analysis.base import Analysis
 from mna.analysis.integrators import LinearMultistep, LinearStepSolver, method
+from mna.analysis.newton import solve_dc
+from mna.analysis.newton_stepping import newton_steps, semi_implicit_steps
 from mna.analysis.stepping import Problem, adaptive_steps, fixed_steps
 from mna.assembly import NumericBackend, OutputRow, Stamper, assemble
 from mna.diagnostics import check_dc_topology
-from mna.errors import MnaError, NetlistError, SingularSystemError, TopologyError
+from mna.errors import NetlistError, SingularSystemError, TopologyError
 from mna.linalg import factor
 from mna.results import TableResult
 
@@ -80,13 +82,12 @@ class Transient(Analysis):
         tstep, tstop, tstart, tmax = self.times(circuit)
         options = circuit.options
         system = assemble(circuit)
-        if not getattr(system, "is_linear", True):
-            raise MnaError("transient analysis of a nonlinear system is not implemented yet "
-                           "(the per-step Newton solve plugs into mna.analysis.stepping)")
-        scheme = method(options.method)
+        semi = options.method == "semi"
+        scheme = method("be" if semi else options.method)
         n = system.size
         G, C = sp.csr_matrix(system.G), sp.csr_matrix(system.C)
-        adaptive = options.stepcontrol == "adaptive"
+        # nonlinear systems always choose their steps (MTT's semi-implicit methods do not)
+        adaptive = (options.stepcontrol == "adaptive" or not system.is_linear) and not semi
         if adaptive:   # ngspice: tmax when given, else the smaller of tstep and tstop/50
             hmax = tmax if tmax is not None else min(tstep, tstop / 50)
         else:          # the fixed step h = min(tstep, tmax)
@@ -108,7 +109,11 @@ class Transient(Analysis):
         )
         solver = LinearStepSolver(system.C, system.G, system.unknowns, explicit=scheme.explicit)
         try:
-            if adaptive:
+            if semi:
+                times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
+            elif not system.is_linear:
+                times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax, options)
+            elif adaptive:
                 times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax,
                                              (options.reltol, options.abstol), solver)
             else:
@@ -204,6 +209,8 @@ def initial_state(circuit, system, u0: np.ndarray, uic: bool) -> np.ndarray:
     K = sp.csr_matrix((values.size, n))
     if rows:
         K = sp.vstack(rows).tocsr()
+    if not system.is_linear:
+        return _nonlinear_initial_state(circuit, system, u0, uic, K, values)
     rhs = np.concatenate([system.B @ u0, values])
     bordered = sp.bmat([[system.G, K.T], [K, None]], format="csc") if values.size else system.G
     try:
@@ -224,6 +231,17 @@ def initial_state(circuit, system, u0: np.ndarray, uic: bool) -> np.ndarray:
         return x_ic + factor(system.C + h0 * system.G, system.unknowns).solve(h0 * residual)
 
     return 2.0 * settled(0.5e-9) - settled(1e-9)
+
+
+def _nonlinear_initial_state(circuit, system, u0, uic: bool, K, values) -> np.ndarray:
+    """Newton (with continuation) for the operating point under the constraints; with `uic`
+    the storage at its initial values and everything else at zero, as SPICE starts."""
+    if uic:
+        if not values.size:
+            return np.zeros(system.size)
+        return spla.lsqr(K, values, atol=1e-15, btol=1e-15)[0]
+    border = (K, values) if values.size else None
+    return solve_dc(system, u0, circuit.options, border=border)
 
 
 def _constraints(circuit, uic: bool):

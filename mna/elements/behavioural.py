@@ -12,8 +12,8 @@ import numpy as np
 import sympy
 
 from mna.elements.base import Edge, Element, Role
-from mna.expr import TIME
 from mna.errors import NetlistError
+from mna.expr import TIME
 from mna.netlist.fields import GROUND, FieldReader
 from mna.netlist.model import Braced
 from mna.nonlinear import NonlinearPart
@@ -71,8 +71,16 @@ class BehaviouralSource(Element):
         return cls(reader.name, reader.location, nodes, given[0], expression, probes)
 
     def edges(self):
-        role = Role.ACROSS_SOURCE if self.kind == "v" else Role.THROUGH_SOURCE
-        return [Edge(self, *self.nodes, role)]
+        return [Edge(self, *self.nodes, self._role())]
+
+    def _role(self) -> Role:
+        """``I={f(V(n+,n-))}`` that reads its own nodes conducts (a nonlinear resistor);
+        otherwise a B source is a source for the topology checks."""
+        if self.kind == "v":
+            return Role.ACROSS_SOURCE
+        own = set(self.nodes) - {GROUND}
+        reads_own = any(kind == "V" and own & set(keys) for kind, keys, _ in self.probes.values())
+        return Role.DISSIPATOR if reads_own else Role.THROUGH_SOURCE
 
     def validate(self, circuit) -> None:
         for kind, keys, location in self.probes.values():

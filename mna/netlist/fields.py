@@ -7,14 +7,15 @@ hierarchical name prefix, the node map of a subcircuit instance and the paramete
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Union
 
 import sympy
 
 from mna.errors import NetlistError
 from mna.expr import parse_expression, probe
-from mna.netlist.model import Assign, Braced, Call, Card, Field, SourceLocation, Word
+from mna.netlist.model import Assign, Braced, Card, Field, SourceLocation, Word
 from mna.netlist.parser import field_text
 from mna.units import parse_number
 

@@ -1,0 +1,123 @@
+"""Nonlinear transients: Newton at every step against ngspice and solve_ivp; MTT's
+semi-implicit methods; a step that cannot converge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import mna
+from mna.cli import main
+
+RECTIFIER = """half-wave rectifier
+V1 in 0 SIN(0 10 1k)
+D1 in out dmod
+R1 out 0 1k
+C1 out 0 10u
+.model dmod D(IS=1e-14 N=1 RS=1 CJO=5p TT=10n)
+.tran 5u 5m 0 5u
+.save V(out)
+"""
+
+
+def peak_and_ripple(time: np.ndarray, value: np.ndarray) -> tuple[float, float]:
+    """The first peak, and the ripple (max - min) over the last period of 1 ms."""
+    first = value[time <= 1e-3].max()
+    last = value[time >= time[-1] - 1e-3]
+    return first, last.max() - last.min()
+
+
+@pytest.mark.ngspice
+def test_half_wave_rectifier_against_ngspice(ngspice):
+    (result,) = mna.run(mna.read_string(RECTIFIER))
+    frame = result.to_dataframe()
+    reference = ngspice.run(RECTIFIER)["tran"].data
+    peak, ripple = peak_and_ripple(frame.index.to_numpy(), frame["V(out)"].to_numpy())
+    spice_peak, spice_ripple = peak_and_ripple(reference["time"].to_numpy(),
+                                               reference["V(out)"].to_numpy())
+    # both tools step adaptively on their own grids: the peak within 2 mV, the ripple within
+    # 0.5% (measured: 0.25 mV and 0.16%)
+    assert abs(peak - spice_peak) < 2e-3
+    assert abs(ripple - spice_ripple) < 5e-3 * spice_ripple
+    assert 8.5 < peak < 10  # one diode drop below the source's 10 V
+
+
+def rod_netlist(method_line: str = "") -> str:
+    """A voltage source drives three resistors whose resistance rises with their thermal
+    node's temperature; each one's i^2 R heats its node (B sources join the domains)."""
+    lines = ["self-heating resistors", ".param R0=10 a=4e-3 T0=300", "V1 e0 0 12",
+             ".domain thermal t0 t1 t2 amb", "Vamb amb 0 {T0}"]
+    for k in range(3):
+        end = f"e{k + 1}" if k < 2 else "0"
+        resistance = f"(R0*(1+a*(V(t{k})-T0)))"
+        lines += [f"B{k} e{k} {end} I={{V(e{k},{end})/{resistance}}}",
+                  f"H{k} 0 t{k} I={{V(e{k},{end})^2/{resistance}}}".replace("H", "BH"),
+                  f"C{k} t{k} 0 C=20 IC=300"]
+    lines += ["Ra amb t0 R=2", "R01 t0 t1 R=2", "R12 t1 t2 R=2", "Rb t2 amb R=2",
+              ".ic V(t0)=300 V(t1)=300 V(t2)=300", method_line, ".tran 1 200 uic"]
+    return "\n".join(lines) + "\n"
+
+
+def rod_reference(times: np.ndarray) -> np.ndarray:
+    """The same three temperatures from solve_ivp with tight tolerances."""
+    conductance = np.array([[1.0, -0.5, 0.0], [-0.5, 1.0, -0.5], [0.0, -0.5, 1.0]])
+
+    def rates(_, temperature):
+        resistance = 10 * (1 + 4e-3 * (temperature - 300))
+        current = 12 / resistance.sum()
+        heat = current**2 * resistance
+        return (heat - conductance @ (temperature - 300)) / 20
+
+    solution = solve_ivp(rates, (0, times[-1]), [300.0] * 3, t_eval=times, rtol=1e-10,
+                         atol=1e-10, method="LSODA")
+    return solution.y.T
+
+
+@pytest.mark.parametrize("method, tolerance", [("be", 5e-3), ("trap", 1e-4), ("gear2", 2e-3)])
+def test_self_heating_resistors_against_solve_ivp(method, tolerance):
+    text = rod_netlist(f".options method={method} reltol=1e-6")
+    (result,) = mna.run(mna.read_string(text))
+    frame = result.to_dataframe()
+    times = frame.index.to_numpy()
+    reference = rod_reference(times)
+    temperatures = frame[["V(t0)", "V(t1)", "V(t2)"]].to_numpy()
+    rise = reference[-1] - 300
+    # at every accepted step, within `tolerance` of the largest temperature rise (first-order
+    # backward Euler measured 0.3%, Gear-2 0.12%, trapezoidal 0.0007%)
+    assert np.max(np.abs(temperatures - reference)) < tolerance * rise.max()
+
+
+def semi_error(steps: int, linearise: str) -> float:
+    text = rod_netlist(f".options method=semi linearise={linearise}").replace(
+        ".tran 1 200 uic", f".tran {200 / steps} 200 uic")
+    (result,) = mna.run(mna.read_string(text))
+    frame = result.to_dataframe()
+    reference = rod_reference(frame.index.to_numpy())
+    return float(np.max(np.abs(frame[["V(t0)", "V(t1)", "V(t2)"]].to_numpy() - reference)))
+
+
+@pytest.mark.parametrize("linearise", ["step", "once"])
+def test_semi_implicit_methods_converge_with_order_one(linearise):
+    errors = [semi_error(steps, linearise) for steps in (50, 100, 200, 400)]
+    order = -np.polyfit(np.log([50, 100, 200, 400]), np.log(errors), 1)[0]
+    assert 0.9 < order < 1.2, (errors, order)
+
+
+def test_semi_implicit_on_a_linear_circuit_is_backward_euler():
+    text = "rc\nV1 in 0 PULSE(0 1 1m 0.1m 0.1m 2m 5m)\nR1 in out 1k\nC1 out 0 1u\n.tran 50u 6m\n"
+    (semi,) = mna.run(mna.read_string(text + ".options method=semi\n"))
+    (euler,) = mna.run(mna.read_string(text + ".options method=be\n"))
+    np.testing.assert_allclose(semi["V(out)"], euler["V(out)"], rtol=0, atol=1e-12)
+
+
+def test_a_step_that_cannot_converge_names_the_time_and_leaves_no_files(tmp_path, capsys):
+    netlist = tmp_path / "lost.net"
+    netlist.write_text("loses its solution at 1 ms\nR1 a 0 1\nC1 a 0 1u\n"
+                       "B1 a 0 I={V(a)^2 + 1 - 2*(time < 1m)}\n.tran 10u 2m\n")
+    with pytest.raises(mna.ConvergenceError, match=r"Newton failed at t = 0\.001.*residuals"):
+        mna.run(mna.read(netlist))
+    out = tmp_path / "out"
+    assert main(["run", str(netlist), "-o", str(out)]) == 3
+    assert "Newton failed at t = " in capsys.readouterr().err
+    assert not out.exists()
