@@ -58,18 +58,23 @@ class NumericBackend:
 
 
 class SymbolicBackend:
-    """Values as sympy expressions; `.param` names stay symbols, numbers become exact."""
+    """Values as sympy expressions; `.param` names stay symbols (spelled as first written),
+    numbers become exact."""
+
+    def __init__(self, circuit: Circuit):
+        self.spelling = {parameter(key): sympy.Symbol(name, real=True)
+                         for key, name in circuit.parameter_names.items()}
 
     def evaluate(self, value: Value):
         if isinstance(value, float):
             return sympy.nsimplify(value, rational=True)
-        return value
+        return value.xreplace(self.spelling)
 
     def sqrt(self, value):
         return sympy.sqrt(value)
 
     def substitute(self, expression: sympy.Expr) -> sympy.Expr:
-        return expression
+        return expression.xreplace(self.spelling)
 
 
 def _identity(index: int) -> int:
@@ -238,7 +243,7 @@ def assemble(
     `overrides` replaces top-level parameter values (for ``.step`` and ``.dc param``);
     `outputs` defaults to the circuit's ``.save`` list or its default outputs.
     """
-    backend = SymbolicBackend() if symbolic else NumericBackend(circuit, overrides)
+    backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit, overrides)
     s = Stamper(circuit, backend)
     for element in circuit.elements:
         try:

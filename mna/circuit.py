@@ -69,6 +69,7 @@ class Circuit:
     nodes: dict[str, Node]
     elements: tuple[Element, ...]
     parameters: dict[str, Value]
+    parameter_names: dict[str, str] = field(default_factory=dict)  # key -> first spelling
     models: dict[str, Model] = field(default_factory=dict)
     options: Options = Options()
     initial: dict[OutputName, Value] = field(default_factory=dict)

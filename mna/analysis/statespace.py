@@ -33,6 +33,7 @@ from mna.assembly import NumericBackend, OutputRow, Stamper, SymbolicBackend, as
 from mna.domains import across_unit
 from mna.elements.base import Role
 from mna.errors import DescriptorIndexError, NetlistError
+from mna.expr import parameter
 from mna.netlist.fields import GROUND
 from mna.netlist.model import Call, SourceLocation, Word
 from mna.results import Result, write_atomic
@@ -153,7 +154,7 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
     lowered = [name.lower() for name in names]
     chosen = [lowered.index(n.lower()) for n in inputs] if inputs is not None else list(
         range(len(names)))
-    backend = SymbolicBackend() if symbolic else NumericBackend(circuit)
+    backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit)
     candidates = candidates_of(circuit, Stamper(circuit, backend))
     G, C, P, Q = system.G, system.C, system.P, system.Q
     if symbolic:
@@ -201,7 +202,7 @@ def _generic_values(circuit, matrices) -> dict:
         symbols |= sympy.Matrix(matrix).free_symbols
     generic = {}
     for symbol in sorted(symbols, key=str):
-        base = values.get(symbol, 1.0)
+        base = values.get(parameter(symbol.name), 1.0)
         base = base if base != 0 else 1.0
         generic[symbol] = base * (1 + 0.1 * rng.uniform(0.3, 1.0))
     return generic

@@ -73,6 +73,7 @@ class _Elaborator:
             nodes=nodes,
             elements=tuple(self.elements),
             parameters=parameters,
+            parameter_names=self.parameter_names,
             models=self.models,
             options=self.options,
             initial=self.initial,
@@ -141,6 +142,7 @@ class _Elaborator:
             raise NetlistError(
                 "parameter cycle: " + " -> ".join(names), parsed[names[0]][0].location
             ) from None
+        self.parameter_names = {name: parsed[name][0].text for name in order}
         return {name: as_value(parsed[name][1].value) for name in order}
 
     def _card(self, card: Card, scope: Scope, depth: int) -> None:
