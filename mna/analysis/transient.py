@@ -32,6 +32,8 @@ from mna.assembly import NumericBackend, OutputRow, Stamper, assemble
 from mna.diagnostics import check_dc_topology
 from mna.errors import NetlistError, SingularSystemError, TopologyError
 from mna.linalg import factor
+from mna.netlist.fields import Value
+from mna.netlist.model import SourceLocation
 from mna.results import TableResult
 
 log = logging.getLogger(__name__)
@@ -44,30 +46,34 @@ class Transient(Analysis):
     card = ".tran"
     usage = ".tran tstep tstop [tstart [tmax]] [uic]"
 
-    tstep: object
-    tstop: object
-    tstart: object = 0.0
-    tmax: object = None
+    tstep: Value
+    tstop: Value
+    tstart: Value = 0.0
+    tmax: Value | None = None
     uic: bool = False
-    location: object = None
+    location: SourceLocation | None = None
 
     @classmethod
     def from_fields(cls, reader):
         values = [reader.value("tstep"), reader.value("tstop")]
-        while reader.peek() is not None and not reader.keyword("uic"):
+        uic = False
+        while reader.peek() is not None:
+            if reader.keyword("uic"):
+                uic = True
+                break
             if len(values) == 4:
                 reader.done()
             values.append(reader.value(("tstart", "tmax")[len(values) - 2]))
-        uic = reader.index > 0 and getattr(reader.positional[reader.index - 1], "key", "") == "uic"
         reader.done()
         reader.no_more_options()
-        return cls(*values, *([None] * (4 - len(values))), uic=uic, location=reader.location)
+        tstart = values[2] if len(values) > 2 else 0.0
+        tmax = values[3] if len(values) > 3 else None
+        return cls(values[0], values[1], tstart, tmax, uic, reader.location)
 
     def times(self, circuit) -> tuple[float, float, float, float | None]:
         """``tstep, tstop, tstart, tmax`` as numbers, checked."""
         backend = NumericBackend(circuit)
-        tstep, tstop, tstart = (backend.evaluate(v) for v in (self.tstep, self.tstop,
-                                                               self.tstart or 0.0))
+        tstep, tstop, tstart = (backend.evaluate(v) for v in (self.tstep, self.tstop, self.tstart))
         tmax = None if self.tmax is None else backend.evaluate(self.tmax)
         if not tstep > 0 or not tstop > 0:
             raise NetlistError(f".tran needs tstep > 0 and tstop > 0 (got {tstep:g}, {tstop:g})",
