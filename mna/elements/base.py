@@ -135,5 +135,14 @@ class Element:
         raise NetlistError(f"{self.name}: {message}", self.location)
 
 
+def read_ports_and_value(reader: FieldReader, ports: tuple[str, ...], what: str):
+    """``name port... value`` with nothing after it: E, G, TF and GY lines."""
+    nodes = tuple(reader.node(port) for port in ports)
+    value = reader.value(what)
+    reader.done()
+    reader.no_more_options()
+    return nodes, value
+
+
 def two_terminal_edge(element: Element, role: Role) -> list[Edge]:
     return [Edge(element, element.nodes[0], element.nodes[1], role)]

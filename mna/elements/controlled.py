@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mna.elements.base import Edge, Element, Role
+from mna.elements.base import Edge, Element, Role, read_ports_and_value
 from mna.netlist.fields import FieldReader, Value
 
 
@@ -16,10 +16,7 @@ class AcrossControlled(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader):
-        nodes = tuple(reader.node(what) for what in ("n+", "n-", "nc+", "nc-"))
-        gain = reader.value("gain")
-        reader.done()
-        reader.no_more_options()
+        nodes, gain = read_ports_and_value(reader, ("n+", "n-", "nc+", "nc-"), "gain")
         return cls(reader.name, reader.location, nodes, gain)
 
     def domain_groups(self):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mna.domains import Domain
-from mna.elements.base import Edge, Element, Role
+from mna.elements.base import Edge, Element, Role, read_ports_and_value
 from mna.elements.passive import Inductor
 from mna.netlist.fields import GROUND, FieldReader, Value
 
@@ -18,10 +18,7 @@ class TwoPort(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader):
-        nodes = tuple(reader.node(what) for what in ("a+", "a-", "b+", "b-"))
-        ratio = reader.value("ratio")
-        reader.done()
-        reader.no_more_options()
+        nodes, ratio = read_ports_and_value(reader, ("a+", "a-", "b+", "b-"), "ratio")
         return cls(reader.name, reader.location, nodes, ratio)
 
     def edges(self):
