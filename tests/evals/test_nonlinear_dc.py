@@ -122,3 +122,13 @@ def test_no_solution_gives_convergence_error_exit_3_and_no_files(tmp_path, capsy
     assert main(["run", str(netlist), "-o", str(out)]) == 3
     assert "no convergence at t=0" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("nodeset, expected", [("", 1.0), (".nodeset V(a)=3.2\n", 3.0)])
+def test_nodeset_chooses_the_solution_newton_starts_from(nodeset, expected):
+    """I = (V-1)(V-3) has two operating points; Newton from 0 finds V = 1, from 3.2 finds 3."""
+    circuit = mna.read_string("two solutions\nB1 a 0 I={(V(a)-1)*(V(a)-3)}\nR1 a 0 1e12\n"
+                              + nodeset + ".options reltol=1e-9\n")
+    va = mna.operating_point(circuit)["V(a)"]
+    # KCL: (V-1)(V-3) + V/R = 0 moves each root by about V/R / |2V - 4| ~ 1e-12
+    assert va == pytest.approx(expected, abs=1e-9)
