@@ -19,6 +19,7 @@ from mna.domains import Domain
 from mna.elements import Element
 from mna.errors import NetlistError
 from mna.expr import parameter, parse_expression
+from mna.netlist import collector_paused
 from mna.netlist.fields import GROUND, FieldReader, Scope, Value, as_value, expression_start
 from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, Word
 from mna.netlist.parser import field_text
@@ -41,7 +42,8 @@ class Subcircuit:
 
 def elaborate(netlist: Netlist) -> Circuit:
     """Flatten and check a parsed netlist; every error names its line and column."""
-    return _Elaborator(netlist).run()
+    with collector_paused():
+        return _Elaborator(netlist).run()
 
 
 class _Elaborator:

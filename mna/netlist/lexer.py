@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from mna.errors import NetlistError
 from mna.netlist.model import SourceLocation
@@ -18,21 +19,31 @@ log = logging.getLogger(__name__)
 
 TokenKind = Literal["word", "braced", "(", ")", "=", ","]
 
+# One match per token, leading blanks included: a word, punctuation, the '{' that opens an
+# expression (its end is found by counting braces) or a stray '}'.
 TOKEN = re.compile(
-    r"(?P<space>\s+)"
-    r"|(?P<braced>\{)"
-    r"|(?P<word>(?:==|!=|<=|>=|[^\s(),={}])+)"
+    r"\s*(?:(?P<word>(?:==|!=|<=|>=|[^\s(),={}])+)"
     r"|(?P<punct>[(),=])"
-    r"|(?P<stray>\})"
+    r"|(?P<braced>\{)"
+    r"|(?P<stray>\}))"
 )
 INLINE_COMMENT = re.compile(r";|\s\$(\s|$)")
+PLAIN = re.compile(r"[^(){}=,;$]*")  # a line that holds nothing but words
+WORD = re.compile(r"\S+")
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    """A token and its place. A tuple that builds its `SourceLocation` only when asked: a
+    netlist has a few tokens per line and few of their places are ever printed."""
+
     kind: TokenKind
     text: str
-    location: SourceLocation
+    column: int
+    line: SourceLocation  # the physical line it stands on
+
+    @property
+    def location(self) -> SourceLocation:
+        return self.line.at_column(self.column)
 
 
 @dataclass(frozen=True)
@@ -57,19 +68,36 @@ class Source:
 
 def read_source(path: str | Path) -> Source:
     """Lex the netlist file at `path`."""
+    return _eager(*read_lines(path))
+
+
+def lex(text: str, filename: str = "<string>") -> Source:
+    """Lex netlist `text`; its first line is the title."""
+    return _eager(*lex_lines(text, filename))
+
+
+def read_lines(path: str | Path) -> tuple[str, Iterator[Line], str]:
+    """`lex_lines` of the netlist file at `path`."""
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as exc:
         raise NetlistError(f"cannot read netlist: {exc.strerror}: {path}") from None
-    return lex(text, str(path))
+    return lex_lines(text, str(path))
 
 
-def lex(text: str, filename: str = "<string>") -> Source:
-    """Lex netlist `text`; its first line is the title."""
+def lex_lines(text: str, filename: str = "<string>") -> tuple[str, Iterator[Line], str]:
+    """The title, the logical lines one at a time, and the file name.
+
+    The parser reads lines as they come, so that a large netlist's tokens never all exist
+    at once (errors are raised as the lines are reached).
+    """
     physical = text.splitlines()
     title = physical[0].strip() if physical else ""
-    lines = _logical_lines(physical, 1, filename, frozenset({_resolved(filename)}))
+    return title, _logical_lines(physical, 1, filename, frozenset({_resolved(filename)})), filename
+
+
+def _eager(title: str, lines: Iterator[Line], filename: str) -> Source:
     return Source(title, tuple(lines), filename)
 
 
@@ -83,19 +111,20 @@ def _logical_lines(physical: list[str], skip: int, filename: str, open_files: fr
     control_start: SourceLocation | None = None
     for number, raw in enumerate(physical[skip:], start=skip + 1):
         stripped = raw.strip()
-        location = SourceLocation(filename, number, len(raw) - len(raw.lstrip()) + 1, raw)
-        lowered = stripped.lower()
         if control_start is not None:
-            if lowered.startswith(".endc"):
+            if stripped[:5].lower() == ".endc":
                 log.warning("%s: skipped the .control ... .endc block", control_start)
                 control_start = None
             continue
-        if not stripped or stripped.startswith("*"):
+        if not stripped or stripped[0] == "*":
             continue
-        if lowered.startswith(".control"):
+        location = SourceLocation(filename, number, raw.index(stripped[0]) + 1, raw)
+        # only dot cards need a look at their first word
+        first = stripped.split(None, 1)[0].lower() if stripped[0] == "." else ""
+        if first.startswith(".control"):
             control_start = location
             continue
-        if stripped.startswith("+"):
+        if stripped[0] == "+":
             if not pending:
                 raise NetlistError("continuation line '+' with no line to continue", location)
             pending.extend(_tokens(raw, location, start=raw.index("+") + 1))
@@ -103,10 +132,10 @@ def _logical_lines(physical: list[str], skip: int, filename: str, open_files: fr
         if pending:
             yield Line(tuple(pending))
         pending = _tokens(raw, location, start=location.column - 1)
-        if lowered.split()[0] in (".include", ".inc"):
+        if first in (".include", ".inc"):
             yield from _included(pending, filename, open_files)
             pending = []
-        elif lowered.split()[0] == ".end":
+        elif first == ".end":
             pending = []
             break
     if control_start is not None:
@@ -131,25 +160,32 @@ def _included(tokens: list[Token], filename: str, open_files: frozenset[str]):
     yield from _logical_lines(text.splitlines(), 0, str(path), open_files | {_resolved(str(path))})
 
 
-def _tokens(raw: str, location: SourceLocation, start: int) -> list[Token]:
+def _tokens(raw: str, line: SourceLocation, start: int) -> list[Token]:
+    if PLAIN.fullmatch(raw, start):
+        # most lines (``R1 a b 1k``) are words only: one search per word
+        return [Token("word", w[0], w.start() + 1, line) for w in WORD.finditer(raw, start)]
     comment = INLINE_COMMENT.search(raw, start)
     end = comment.start() if comment else len(raw)
     tokens: list[Token] = []
     position = start
     while position < end:
         match = TOKEN.match(raw, position, end)
-        here = SourceLocation(location.file, location.line, position + 1, raw)
-        if match is None or match.lastgroup == "stray":
-            raise NetlistError(f"unexpected character {raw[position]!r}", here)
-        if match.lastgroup == "braced":
-            close = _closing_brace(raw, position, end, here)
-            tokens.append(Token("braced", raw[position + 1 : close], here))
+        if match is None:  # only blanks are left
+            break
+        kind = match.lastgroup
+        begin = match.start(kind)
+        if kind == "word":
+            tokens.append(Token("word", match[kind], begin + 1, line))
+        elif kind == "punct":
+            tokens.append(Token(match[kind], match[kind], begin + 1, line))  # type: ignore[arg-type]
+        elif kind == "braced":
+            here = line.at_column(begin + 1)
+            close = _closing_brace(raw, begin, end, here)
+            tokens.append(Token("braced", raw[begin + 1 : close], begin + 1, line))
             position = close + 1
             continue
-        if match.lastgroup == "word":
-            tokens.append(Token("word", match.group(), here))
-        elif match.lastgroup == "punct":
-            tokens.append(Token(match.group(), match.group(), here))  # type: ignore[arg-type]
+        else:
+            raise NetlistError(f"unexpected character {raw[begin]!r}", line.at_column(begin + 1))
         position = match.end()
     return tokens
 

@@ -22,6 +22,10 @@ class SourceLocation:
         """The place `offset` characters further along the same line."""
         return SourceLocation(self.file, self.line, self.column + offset, self.text)
 
+    def at_column(self, column: int) -> SourceLocation:
+        """The place at `column` of the same line."""
+        return SourceLocation(self.file, self.line, column, self.text)
+
     def excerpt(self) -> str:
         """The source line with a caret under the column."""
         line = self.text.rstrip("\n")

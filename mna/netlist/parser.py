@@ -2,34 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from mna.errors import NetlistError
-from mna.netlist.lexer import Line, Source, Token, lex, read_source
-from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, Word
+from mna.netlist import collector_paused
+from mna.netlist.lexer import Line, Token, lex_lines, read_lines
+from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, SourceLocation, Word
 
 
 def parse_file(path: str | Path) -> Netlist:
     """Parse the netlist file at `path` (includes spliced in, nothing evaluated)."""
-    return _parse(read_source(path))
+    return _parse(*read_lines(path))
 
 
 def parse_text(text: str, filename: str = "<string>") -> Netlist:
     """Parse netlist `text`; its first line is the title."""
-    return _parse(lex(text, filename))
+    return _parse(*lex_lines(text, filename))
 
 
-def _parse(source: Source) -> Netlist:
-    return Netlist(source.title, tuple(_card(line) for line in source.lines), source.path)
+def _parse(title: str, lines: Iterable[Line], path: str) -> Netlist:
+    with collector_paused():
+        return Netlist(title, tuple(_card(line) for line in lines), path)
 
 
 def _card(line: Line) -> Card:
     head, *rest = line.tokens
     if head.kind != "word":
         raise NetlistError("a line must start with an element name or a dot card", head.location)
-    cursor = _Cursor(rest)
-    fields = _fields(cursor, joins_expressions=head.text.lower() == ".param")
-    return Card(Word(head.text, head.location), tuple(fields), head.location)
+    location = head.location
+    if all(token.kind == "word" for token in rest):
+        # most element lines are words only (``R1 a b 1k``): no call, no key=value to find
+        fields = [Word(t.text, SourceLocation(t.line.file, t.line.line, t.column, t.line.text))
+                  for t in rest]
+    else:
+        fields = _fields(_Cursor(rest), joins_expressions=head.text.lower() == ".param")
+    return Card(Word(head.text, location), tuple(fields), location)
 
 
 class _Cursor:
