@@ -22,24 +22,26 @@ if TYPE_CHECKING:
 
 def check_source_topology(circuit: Circuit) -> None:
     """Refuse what no analysis can solve: source loops, source cut-sets, unconnected pieces."""
-    _refuse_loops(circuit, {Role.ACROSS_SOURCE}, "loop of across sources")
-    _refuse_isolated(circuit, lambda role: role is not Role.THROUGH_SOURCE, dc=False)
+    edges = _edges(circuit)
+    _refuse_loops(edges, {Role.ACROSS_SOURCE}, "loop of across sources")
+    _refuse_isolated(circuit, edges, lambda role: role is not Role.THROUGH_SOURCE, dc=False)
 
 
 def check_dc_topology(circuit: Circuit) -> None:
     """Refuse what has no DC solution: A-type open, T-type short."""
-    _refuse_loops(circuit, {Role.ACROSS_SOURCE, Role.THROUGH_STORE},
+    edges = _edges(circuit)
+    _refuse_loops(edges, {Role.ACROSS_SOURCE, Role.THROUGH_STORE},
                   "loop of across sources and T-type elements (a short at DC)")
-    _refuse_isolated(circuit, lambda role: role.conducts_at_dc, dc=True)
+    _refuse_isolated(circuit, edges, lambda role: role.conducts_at_dc, dc=True)
 
 
 def _edges(circuit: Circuit) -> list[Edge]:
     return [edge for element in circuit.elements for edge in element.edges()]
 
 
-def _refuse_loops(circuit: Circuit, roles: set[Role], what: str) -> None:
+def _refuse_loops(edges: list[Edge], roles: set[Role], what: str) -> None:
     adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
-    for edge in _edges(circuit):
+    for edge in edges:
         if edge.role not in roles:
             continue
         path = _path(adjacency, edge.a, edge.b)
@@ -73,11 +75,12 @@ def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
     return None
 
 
-def _refuse_isolated(circuit: Circuit, connects, dc: bool) -> None:
+def _refuse_isolated(circuit: Circuit, edges: list[Edge], connects, dc: bool) -> None:
     """Every piece joined by `connects` edges must reach the reference; else say what cuts it off."""
-    edges = _edges(circuit)
     component = _components(circuit, [e for e in edges if connects(e.role)])
     grounded = component[GROUND]
+    if all(label == grounded for label in component.values()):
+        return
     cut: dict[int, list[Edge]] = defaultdict(list)
     for edge in edges:
         ends = {component[edge.a], component[edge.b]}

@@ -6,6 +6,7 @@ SPICE reads ``2.5Nm`` as 2.5 nano; NETLIST.md promises torque units there, so a 
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal
 
@@ -28,6 +29,7 @@ NUMBER = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)  # netlists repeat their values (``100``, ``1p``) many times
 def parse_number(text: str) -> float | None:
     """Value of a SPICE number, or None when `text` is not one.
 

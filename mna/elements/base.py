@@ -56,6 +56,7 @@ class Element:
     prefix: ClassVar[str] = ""
     usage: ClassVar[str] = ""
     registry: ClassVar[dict[str, type[Element]]] = {}
+    longest_prefix: ClassVar[int] = 0
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -66,13 +67,16 @@ class Element:
             raise TypeError(f"two element classes for prefix {prefix}: "
                             f"{Element.registry[prefix].__name__} and {cls.__name__}")
         Element.registry[prefix] = cls
+        Element.longest_prefix = max(Element.longest_prefix, len(prefix))
 
     @staticmethod
     def class_for(name: str) -> type[Element] | None:
         """The class whose prefix starts `name`; the longest prefix wins (``TF1`` over ``T``)."""
         upper = name.upper()
-        matches = [p for p in Element.registry if upper.startswith(p)]
-        return Element.registry[max(matches, key=len)] if matches else None
+        for length in range(Element.longest_prefix, 0, -1):
+            if upper[:length] in Element.registry:
+                return Element.registry[upper[:length]]
+        return None
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Element:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -27,10 +28,10 @@ class Passive(Element):
         nodes = (reader.node("n+"), reader.node("n-"))
         bare = reader.value() if reader.remaining() else None
         reader.done()
-        initial = reader.option("ic") if cls.role is not Role.DISSIPATOR else None
-        given = [k for k in sorted(keywords_of(cls.letter)) if k in reader.assigns]
-        extras = {"ic"} if cls.role is not Role.DISSIPATOR else set()
-        allowed = ", ".join(f"{k}=" for k in sorted(keywords_of(cls.letter) | extras))
+        stores = cls.role is not Role.DISSIPATOR
+        initial = reader.option("ic") if stores else None
+        keywords, allowed = _keywords(cls.letter, stores)
+        given = [k for k in keywords if k in reader.assigns]
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of {allowed})",
                         usage=True)
@@ -43,6 +44,9 @@ class Passive(Element):
 
     def edges(self):
         return two_terminal_edge(self, self.role)
+
+    def domain_groups(self):
+        return [self.nodes]
 
     def domain_hints(self):
         domain = domain_of_keyword(self.letter, self.keyword) if self.keyword else None
@@ -82,6 +86,15 @@ class Passive(Element):
         if self.keyword is None:
             return value
         return KEYWORDS[self.letter][self.port_domain(s.circuit.domain_of)].to_analog(value)
+
+
+@functools.cache
+def _keywords(letter: str, stores: bool) -> tuple[tuple[str, ...], str]:
+    """The physical keywords of `letter`, sorted, and the list of every allowed ``key=``
+    (with ``IC=`` for storage elements), as the usage prints it."""
+    keywords = tuple(sorted(keywords_of(letter)))
+    allowed = ", ".join(f"{k}=" for k in sorted({*keywords, *(("ic",) if stores else ())}))
+    return keywords, allowed
 
 
 @dataclass(eq=False)

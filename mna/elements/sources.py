@@ -59,6 +59,9 @@ class Source(Element):
     def edges(self):
         return two_terminal_edge(self, self.role)
 
+    def domain_groups(self):
+        return [self.nodes]
+
     def reports_through(self) -> bool:
         return True
 
