@@ -93,7 +93,9 @@ class MatrixBuilder:
         self.values: list = []
 
     def add(self, row, col, value) -> None:
-        row, col = self._row(row), self._col(col)
+        self._put(self._row(row), self._col(col), value)
+
+    def _put(self, row: int | None, col: int | None, value) -> None:
         if row is not None and col is not None:
             self.rows.append(row)
             self.cols.append(col)
@@ -101,10 +103,14 @@ class MatrixBuilder:
 
     def conductance(self, a, b, value) -> None:
         """The four-entry pattern of a branch of admittance `value` between nodes a and b."""
-        self.add(a, a, value)
-        self.add(a, b, -value)
-        self.add(b, a, -value)
-        self.add(b, b, value)
+        # each node numbered once, not once per entry: most elements of a large netlist are
+        # two-terminal and come through here
+        ra, rb, ca, cb = self._row(a), self._row(b), self._col(a), self._col(b)
+        negative = -value
+        self._put(ra, ca, value)
+        self._put(ra, cb, negative)
+        self._put(rb, ca, negative)
+        self._put(rb, cb, value)
 
     def transconductance(self, a, b, c, d, value) -> None:
         """A through variable ``value*(x_c - x_d)`` leaving node a, entering node b."""
