@@ -29,7 +29,6 @@ TOKEN = re.compile(
 )
 INLINE_COMMENT = re.compile(r";|\s\$(\s|$)")
 PLAIN = re.compile(r"[^(){}=,;$]*")  # a line that holds nothing but words
-WORD = re.compile(r"\S+")
 
 
 class Token(NamedTuple):
@@ -162,8 +161,15 @@ def _included(tokens: list[Token], filename: str, open_files: frozenset[str]):
 
 def _tokens(raw: str, line: SourceLocation, start: int) -> list[Token]:
     if PLAIN.fullmatch(raw, start):
-        # most lines (``R1 a b 1k``) are words only: one search per word
-        return [Token("word", w[0], w.start() + 1, line) for w in WORD.finditer(raw, start)]
+        # most lines (``R1 a b 1k``) are words only: split them (twice as fast as a match
+        # object per word) and find each word's column
+        words: list[Token] = []
+        position = start
+        for text in raw[start:].split():
+            position = raw.index(text, position)
+            words.append(Token("word", text, position + 1, line))
+            position += len(text)
+        return words
     comment = INLINE_COMMENT.search(raw, start)
     end = comment.start() if comment else len(raw)
     tokens: list[Token] = []
