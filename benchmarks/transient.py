@@ -79,7 +79,7 @@ def mesh(side: int, steps: int) -> tuple[str, str]:
 
 def run_mna_process(path: Path, out: Path) -> tuple[float, pd.DataFrame]:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mna", "-q", "run", str(path), "-o", str(out)],
+    subprocess.run([sys.executable, "-m", "mna", "run", "-q", str(path), "-o", str(out)],
                    check=True, capture_output=True)
     return time.perf_counter() - start, pd.read_csv(out / "tran.csv")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mna import analysis, elements  # noqa: F401  (registers elements and analyses)
+from mna.analysis import statespace
 from mna.analysis.op import OperatingPoint
 from mna.analysis.sweep import run_stepped
 from mna.assembly import assemble
@@ -46,6 +47,20 @@ def run(circuit: Circuit) -> list[Result]:
     return [spec.run(circuit) for spec in circuit.analyses]
 
 
+def state_space(circuit: Circuit, inputs: list[str] | None = None,
+                outputs: list[str] | None = None, symbolic: bool = False, tf: bool = False):
+    """The state-space model of `circuit` from sources `inputs` to outputs such as
+    ``"V(out)"`` or ``"I(L1)"`` (defaults: every source; the netlist's outputs).
+
+    >>> import mna
+    >>> rc = mna.read_string("rc\nV1 in 0 1\nR1 in out 1k\nC1 out 0 1u\n")
+    >>> mna.state_space(rc, ["V1"], ["V(out)"]).A
+    array([[-1000.]])
+    """
+    names = None if outputs is None else tuple(circuit.output(text) for text in outputs)
+    return statespace.state_space(circuit, inputs, names, symbolic=symbolic, tf=tf)
+
+
 def operating_point(circuit: Circuit) -> OperatingPointResult:
     """The DC operating point of `circuit`, whatever analyses its netlist names."""
     return OperatingPoint().run(circuit)
@@ -68,5 +83,6 @@ __all__ = [
     "read",
     "read_string",
     "run",
+    "state_space",
     "write_results",
 ]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
 
 from mna.domains import Domain, across_unit, through_unit
-from mna.netlist.fields import GROUND, Value
+from mna.netlist.fields import GROUND, GROUND_ALIASES, Value
 from mna.netlist.model import SourceLocation
 
 if TYPE_CHECKING:
@@ -90,6 +91,23 @@ class Circuit:
 
     def node_name(self, key: str) -> str:
         return GROUND if key == GROUND else self.nodes[key].name
+
+    def output(self, text: str) -> OutputName:
+        """``"V(n)"``, ``"V(a,b)"`` or ``"I(name)"`` as an `OutputName` of this circuit."""
+        match = re.fullmatch(r"\s*([VvIi])\(\s*([^,()\s]+)\s*(?:,\s*([^,()\s]+)\s*)?\)\s*", text)
+        if match is None or (match[1] in "Ii" and match[3]):
+            raise ValueError(f"expected V(node), V(a,b) or I(element), got {text!r}")
+        if match[1] in "Ii":
+            key = match[2].lower()
+            if key not in self.elements_by_key:
+                raise ValueError(f"no element {match[2]!r} in the circuit")
+            return OutputName("I", (key,))
+        keys = tuple(GROUND if n.lower() in GROUND_ALIASES else n.lower()
+                     for n in (match[2], match[3]) if n)
+        for key, name in zip(keys, (match[2], match[3])):
+            if key != GROUND and key not in self.nodes:
+                raise ValueError(f"no node {name!r} in the circuit")
+        return OutputName("V", keys)
 
     def label(self, output: OutputName) -> str:
         """The column name of an output, with each name spelled as first written."""

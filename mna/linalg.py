@@ -39,7 +39,7 @@ class Factorization:
 
 
 class KluFactorization(Factorization):
-    """The same interface on SuiteSparse KLU (the optional ``pyklu`` package)."""
+    """The same interface on SuiteSparse KLU (the ``pyklu`` package)."""
 
     def __init__(self, matrix: sp.spmatrix, names: tuple[str, ...]):
         import PyKLU
@@ -70,7 +70,7 @@ class KluFactorization(Factorization):
 
 
 def klu_available() -> bool:
-    """Whether the optional KLU backend (``pip install pyklu``) is importable."""
+    """Whether the KLU backend (``pip install pyklu``) is importable."""
     try:
         import PyKLU  # noqa: F401
     except ImportError:
@@ -79,8 +79,9 @@ def klu_available() -> bool:
 
 
 # The backend `factor` uses unless told otherwise (SuperLU when pyklu is not installed).
-# benchmarks/transient.py measured KLU's solves 1.2-1.5x faster than SuperLU's on RC ladders
-# and meshes (benchmarks/README.md).
+# benchmarks/transient.py measured KLU's transient steps 1.3x (N = 1e3) to 9x (N = 1e5) faster
+# than SuperLU's on RC ladders; SuperLU slows down most when the solution holds subnormal
+# numbers, as the far end of a long ladder does (benchmarks/README.md).
 DEFAULT_BACKEND = "klu"
 
 

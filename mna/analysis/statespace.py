@@ -187,10 +187,18 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
         A=reduced.A, B=reduced.B, C=reduced.C, D=reduced.D, E=reduced.E, F=reduced.F,
         symbolic=symbolic,
         title=circuit.title,
+        defaults=_parameter_values(circuit) if symbolic else None,
     )
     if tf:
         result = result.with_transfer_functions()
     return result
+
+
+def _parameter_values(circuit) -> dict:
+    """Each parameter's symbol in a symbolic model → the netlist's value for it."""
+    values = NumericBackend(circuit).values
+    return {sympy.Symbol(name, real=True): values[parameter(key)]
+            for key, name in circuit.parameter_names.items()}
 
 
 def _generic_values(circuit, matrices) -> dict:
@@ -229,7 +237,7 @@ class StateSpaceResult(Result):
     kind = "ss"
 
     def __init__(self, states, state_units, inputs, input_units, outputs, output_units,
-                 A, B, C, D, E, F, symbolic=False, title="", tf=None):
+                 A, B, C, D, E, F, symbolic=False, title="", tf=None, defaults=None):
         self.states, self.state_units = tuple(states), tuple(state_units)
         self.inputs, self.input_units = tuple(inputs), tuple(input_units)
         self.outputs, self.output_units = tuple(outputs), tuple(output_units)
@@ -237,13 +245,17 @@ class StateSpaceResult(Result):
         self.symbolic = symbolic
         self.title = title
         self.tf = tf
+        self.defaults = defaults or {}
 
     # -- evaluation ------------------------------------------------------------------------
     def numeric(self, values: dict | None = None) -> StateSpaceResult:
-        """The numeric model (symbols replaced by `values`, names or sympy symbols → numbers)."""
+        """The numeric model: the netlist's parameter values, or `values` (parameter names or
+        sympy symbols → numbers) where given."""
         if not self.symbolic:
             return self
-        subs = {sympy.Symbol(k) if isinstance(k, str) else k: v for k, v in (values or {}).items()}
+        given = {sympy.Symbol(k, real=True) if isinstance(k, str) else k: v
+                 for k, v in (values or {}).items()}
+        subs = {**self.defaults, **given}
 
         def convert(M):
             return np.array(M.xreplace(subs).evalf(), dtype=float).reshape(M.shape)

@@ -267,3 +267,17 @@ def test_thousand_section_rc_ladder_model():
     assert len(model.states) == 1000
     # DC gain 1 and the slowest pole near -(pi/2)^2/(N^2 RC) for a long uniform ladder
     assert model.frequency_response(0.0)[0, 0, 0].real == pytest.approx(1.0, rel=1e-8)
+
+
+def test_public_state_space_takes_output_names_and_keeps_parameter_values():
+    circuit = mna.read(NETLISTS / "ss_motor_pump.net")
+    model = mna.state_space(circuit, ["Vs"], ["I(Rpipe)"], symbolic=True)
+    # the header of ss_motor_pump.net: tau_k' = -20.374 tau_k + 2.4948 Vs; flow = tau_k/(D Rf)
+    numeric = model.numeric()
+    assert numeric.A[0, 0] == pytest.approx(-20.374, rel=1e-4)
+    assert numeric.B[0, 0] == pytest.approx(2.4948, rel=1e-4)
+    assert numeric.C[0, 0] == pytest.approx(1 / 3, rel=1e-12)
+    stiffer = model.numeric({"kt": 600.0})  # (1 + kt Kv^2 L) tau' = -kt (Kv^2 R + 1/(D^2 Rf)) tau
+    assert stiffer.A[0, 0] == pytest.approx(-600 * (32 + 2 / 3) / (1 + 600 * 16 * 0.1), rel=1e-12)
+    with pytest.raises(ValueError, match="no element 'Rnope'"):
+        mna.state_space(circuit, ["Vs"], ["I(Rnope)"])
