@@ -49,7 +49,7 @@ def run(circuit: Circuit) -> list[Result]:
 
 def state_space(circuit: Circuit, inputs: list[str] | None = None,
                 outputs: list[str] | None = None, symbolic: bool = False, tf: bool = False):
-    """The state-space model of `circuit` from sources `inputs` to outputs such as
+    r"""The state-space model of `circuit` from sources `inputs` to outputs such as
     ``"V(out)"`` or ``"I(L1)"`` (defaults: every source; the netlist's outputs).
 
     >>> import mna
