@@ -114,7 +114,7 @@ def in_process(text: str, backend: str, steps: int) -> dict[str, float]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000])
-    parser.add_argument("--mesh", type=int, default=100, help="mesh side (0: no mesh)")
+    parser.add_argument("--mesh", type=int, default=50, help="mesh side (0: no mesh)")
     parser.add_argument("--steps", type=int, default=10000)
     parser.add_argument("--no-ngspice", action="store_true")
     parser.add_argument("--backend", choices=("superlu", "klu", "both"), default="both")

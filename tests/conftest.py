@@ -1,5 +1,5 @@
-"""Shared test helpers: where the example netlists live, reading them with analyses that do not
-exist yet left out, and the ngspice runner (tests/ngspice.py) as a fixture."""
+"""Shared test helpers: where the example netlists live, reading them with extra outputs, and
+the ngspice runner (tests/ngspice.py) as a fixture."""
 
 from __future__ import annotations
 
@@ -10,31 +10,10 @@ from pathlib import Path
 import pytest
 
 import mna
-from mna.analysis.base import Analysis
 
 ROOT = Path(__file__).resolve().parent.parent
 NETLISTS = ROOT / "netlists"
 DATA = Path(__file__).resolve().parent / "data"
-
-# Analysis cards that other parts of the project add; a test that only needs the operating
-# point leaves them out while they are not registered, and keeps them once they are.
-LATER_CARDS = (".tran", ".ac", ".ss", ".step", ".noise", ".tf", ".sens", ".four")
-
-
-def without_unregistered_analyses(text: str) -> str:
-    """`text` without the lines (and their ``+`` continuations) of analysis cards that
-    `mna` does not know yet; every other line, comments included, is kept in place so that
-    line numbers stay those of the file."""
-    kept, dropping = [], False
-    for number, line in enumerate(text.splitlines()):
-        words = line.split()
-        head = words[0].lower() if words else ""
-        if number > 0 and head.startswith("+") and dropping:
-            kept.append("*")
-            continue
-        dropping = number > 0 and head in LATER_CARDS and head not in Analysis.registry
-        kept.append("*" if dropping else line)
-    return "\n".join(kept) + "\n"
 
 
 def with_saves(text: str, outputs: list[str]) -> str:
@@ -50,20 +29,14 @@ def with_saves(text: str, outputs: list[str]) -> str:
 
 
 @pytest.fixture
-def strip_unregistered():
-    """`without_unregistered_analyses` for tests that read netlist text themselves."""
-    return without_unregistered_analyses
-
-
-@pytest.fixture
 def read_netlist():
-    """Read a file of netlists/ (or any path) as `mna.read` would, minus unknown analyses."""
+    """Read a file of netlists/ (or any path), optionally with a ``.save`` of `saves`."""
 
     def read(path: str | Path, saves: list[str] | None = None) -> mna.Circuit:
         path = Path(path)
         if not path.is_absolute() and not path.exists():
             path = NETLISTS / path
-        text = with_saves(without_unregistered_analyses(path.read_text()), saves or [])
+        text = with_saves(path.read_text(), saves or [])
         return mna.read_string(text, str(path))
 
     return read
