@@ -35,7 +35,8 @@ from mna.analysis.transient import Transient  # noqa: E402
 
 
 def _ngspice_module():
-    spec = importlib.util.spec_from_file_location("mna_bench_ngspice", ROOT / "tests" / "ngspice.py")
+    spec = importlib.util.spec_from_file_location("mna_bench_ngspice",
+                                                  ROOT / "tests" / "ngspice.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -130,10 +131,12 @@ def main(argv=None) -> int:
     cases = [(f"ladder N={n}", *ladder(n, args.steps)) for n in args.sizes]
     if args.mesh:
         cases.append((f"mesh {args.mesh}x{args.mesh}", *mesh(args.mesh, args.steps)))
-    print(f"# {time.strftime('%Y-%m-%d')}, {platform.node()}, {platform.processor() or platform.machine()}, "
+    print(f"# {time.strftime('%Y-%m-%d')}, {platform.node()}, "
+          f"{platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, steps = {args.steps}")
-    header = ("| case | unknowns | backend | mna wall [s] | mna / step [us] | bare solve / step [us] "
-              "| step / bare | ngspice wall [s] | ngspice / step [us] | mna / ngspice | max diff [V] |")
+    header = ("| case | unknowns | backend | mna wall [s] | mna / step [us] "
+              "| bare solve / step [us] | step / bare | ngspice wall [s] "
+              "| ngspice / step [us] | mna / ngspice | max diff [V] |")
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     with tempfile.TemporaryDirectory(prefix="mna-bench-") as tmp:
@@ -153,7 +156,8 @@ def main(argv=None) -> int:
                     else (float("nan"), None)
                 timing = in_process(text, backend, args.steps)
                 size = mna.assemble(mna.read_string(text)).size
-                label = backend if wall != wall else f"{backend} (process: {linalg.DEFAULT_BACKEND})"
+                label = (backend if wall != wall
+                         else f"{backend} (process: {linalg.DEFAULT_BACKEND})")
                 row = [name, str(size), label,
                        f"{wall:.2f}" if wall == wall else "-",
                        f"{timing['per_step'] * 1e6:.1f}", f"{timing['bare'] * 1e6:.1f}",

@@ -36,10 +36,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--method", choices=OPTION_CHOICES["method"],
                      help="integration method (overrides .options method=)")
 
-    check = commands.add_parser("check", parents=[common], help="parse and elaborate without analysing")
+    check = commands.add_parser("check", parents=[common],
+                                help="parse and elaborate without analysing")
     check.add_argument("netlist", type=Path)
 
-    ss = commands.add_parser("ss", parents=[common], help="print the state-space models of the .ss cards")
+    ss = commands.add_parser("ss", parents=[common],
+                             help="print the state-space models of the .ss cards")
     ss.add_argument("netlist", type=Path)
     ss.add_argument("--symbolic", action="store_true", help="keep .param names as symbols")
     ss.add_argument("--format", choices=("text", "json", "latex"), default="text")
@@ -91,7 +93,8 @@ def _run(circuit, args) -> int:
         options = dataclasses.replace(circuit.options, method=args.method)
         circuit = dataclasses.replace(circuit, options=options)
     if not circuit.analyses:
-        log.warning("%s: the netlist asks for no analysis (.op, .dc, .ac, .tran, .ss)", circuit.path)
+        log.warning("%s: the netlist asks for no analysis (.op, .dc, .ac, .tran, .ss)",
+                    circuit.path)
     results = mna.run(circuit)
     for result in results:
         print(result.summary())

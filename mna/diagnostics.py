@@ -76,7 +76,8 @@ def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
 
 
 def _refuse_isolated(circuit: Circuit, edges: list[Edge], connects, dc: bool) -> None:
-    """Every piece joined by `connects` edges must reach the reference; else say what cuts it off."""
+    """Every piece joined by `connects` edges must reach the reference; else say what cuts
+    it off."""
     component = _components(circuit, [e for e in edges if connects(e.role)])
     grounded = component[GROUND]
     if all(label == grounded for label in component.values()):
@@ -108,7 +109,8 @@ def _refuse_isolated(circuit: Circuit, edges: list[Edge], connects, dc: bool) ->
         if stores:
             raise TopologyError(
                 f"node(s) {names} have no DC path to the reference: they are reached only through "
-                f"A-type elements {', '.join(stores)} (open at DC); add a DC path, or use .tran uic",
+                f"A-type elements {', '.join(stores)} (open at DC); "
+                "add a DC path, or use .tran uic",
                 location,
             )
         raise TopologyError(f"node(s) {names} have no path to the reference node 0", location)

@@ -213,7 +213,8 @@ class _Parser:
         key = text.lower()
         if key == "time":
             if not self.allow_time:
-                self.fail("'time' is only allowed in source values and behavioural elements", offset)
+                self.fail("'time' is only allowed in source values and behavioural elements",
+                          offset)
             return TIME
         if key in CONSTANTS:
             return CONSTANTS[key]

@@ -58,7 +58,8 @@ class OperatingPointResult(Result):
 
     def summary(self) -> str:
         width = max((len(n) for n in self.names), default=0)
-        lines = [f"  {n:<{width}}  {v: .6g} {u}" for n, v, u in zip(self.names, self.values, self.units)]
+        lines = [f"  {n:<{width}}  {v: .6g} {u}"
+                 for n, v, u in zip(self.names, self.values, self.units)]
         return "Operating point:\n" + "\n".join(lines)
 
 
@@ -110,7 +111,8 @@ def file_stems(results: list[Result]) -> list[str]:
     stems = []
     for result in results:
         seen[result.kind] = seen.get(result.kind, 0) + 1
-        stems.append(result.kind if seen[result.kind] == 1 else f"{result.kind}_{seen[result.kind]}")
+        stems.append(result.kind if seen[result.kind] == 1
+                     else f"{result.kind}_{seen[result.kind]}")
     return stems
 
 
@@ -127,7 +129,8 @@ def write_atomic(path: Path, write) -> None:
         raise
 
 
-def write_results(results: list[Result], directory: str | Path, fmt: FileFormat = "csv") -> list[Path]:
+def write_results(results: list[Result], directory: str | Path,
+                  fmt: FileFormat = "csv") -> list[Path]:
     """Write every result into `directory`; returns the paths written."""
     directory = Path(directory)
     paths = []

@@ -31,7 +31,8 @@ class Sweep:
     location: SourceLocation
 
 
-def sweep_values(start: float, stop: float, step: float, location: SourceLocation) -> tuple[float, ...]:
+def sweep_values(start: float, stop: float, step: float,
+                 location: SourceLocation) -> tuple[float, ...]:
     """``start, start+step, ... stop`` inclusive, as SPICE counts them."""
     if step == 0 or (stop - start) * step < 0:
         raise NetlistError(f"step {step:g} does not lead from {start:g} to {stop:g}", location)
@@ -86,7 +87,8 @@ class DcSweep(Analysis):
                     raise in_context(error, f"at the sweep point {where}") from None
                 rows.append(row)
             outputs = np.array(rows).T
-        columns = {_label(circuit, s): np.array([p[i] for p in points]) for i, s in enumerate(order)}
+        columns = {_label(circuit, s): np.array([p[i] for p in points])
+                   for i, s in enumerate(order)}
         units = {_label(circuit, s): _unit(circuit, s) for s in order}
         for name, unit, row in zip(system.outputs, system.output_units, outputs):
             columns[name] = row

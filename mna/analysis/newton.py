@@ -76,7 +76,8 @@ def newton(
             q, dq = load.charges(x[:n])
             f, jacobian = f + charge_scale * q, jacobian + charge_scale * dq
         if extra:
-            f, jacobian = np.r_[f, np.zeros(extra)], sp.block_diag((jacobian, sp.csc_matrix((extra, extra))))
+            f, jacobian = (np.r_[f, np.zeros(extra)],
+                           sp.block_diag((jacobian, sp.csc_matrix((extra, extra)))))
         residual = linear @ x + f - b
         limited = load.limited()
         if not np.all(np.isfinite(residual)):
@@ -164,6 +165,7 @@ def _source_stepping(system, b, start, options, time, border):
 
 def _failure_message(system, failure: NewtonFailure, time: float, tried: list[str]) -> str:
     worst = np.argsort(-np.abs(failure.residual))[:3]
-    residuals = ", ".join(f"{system.unknowns[i]} equation ({failure.residual[i]:.3g})" for i in worst)
+    residuals = ", ".join(f"{system.unknowns[i]} equation ({failure.residual[i]:.3g})"
+                          for i in worst)
     return (f"no convergence at t={time:g}: largest residuals in {residuals}; "
             f"tried: {'; '.join(tried)}")

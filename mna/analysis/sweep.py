@@ -65,7 +65,8 @@ def run_stepped(circuit) -> list[Result]:
             where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, point))
             raise in_context(error, f"at the step {where}") from None
     names = [s.label for s in circuit.steps]
-    return [SteppedResult(names, points, [run[i] for run in runs]) for i in range(len(circuit.analyses))]
+    return [SteppedResult(names, points, [run[i] for run in runs])
+            for i in range(len(circuit.analyses))]
 
 
 class SteppedResult(Result):

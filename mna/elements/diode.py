@@ -1,4 +1,5 @@
-"""The junction diode: SPICE's equations, junction-voltage limiting, depletion and diffusion charge."""
+"""The junction diode: SPICE's equations, junction-voltage limiting, depletion and diffusion
+charge."""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ class DiodeModel:
                 f1 = vj * (1 - (1 - fc) ** (1 - m)) / (1 - m)
                 f2 = (1 - fc) ** (1 + m)
                 f3 = 1 - fc * (1 + m)
-                q += self.cjo * (f1 + (f3 * (vd - fc * vj) + m / (2 * vj) * (vd**2 - (fc * vj) ** 2)) / f2)
+                q += self.cjo * (f1 + (f3 * (vd - fc * vj)
+                                       + m / (2 * vj) * (vd**2 - (fc * vj) ** 2)) / f2)
                 c += self.cjo * (f3 + m * vd / vj) / f2
         return q, c
 
@@ -164,7 +166,8 @@ class Diode(Element):
 
     def numeric_model(self, s) -> DiodeModel:
         given = s.circuit.models[self.model].parameters
-        p = {key: s.value(given[key]) if key in given else default for key, default in DEFAULTS.items()}
+        p = {key: s.value(given[key]) if key in given else default
+             for key, default in DEFAULTS.items()}
         area = s.value(self.area)
         return DiodeModel(p["is"] * area, p["n"], p["cjo"] * area, p["vj"], p["m"], p["tt"],
                           p["bv"], p["fc"], s.circuit.options.gmin)

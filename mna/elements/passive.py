@@ -62,9 +62,9 @@ class Passive(Element):
                 hint = f" (use {expected.name}= for the {expected.meaning})" if expected else ""
                 self.fail(f"{self.keyword}= is not a parameter of {self.letter} in the "
                           f"{domain.value} domain{hint}")
-        if isinstance(self.value, float) and (self.value == 0 or not math.isfinite(self.value)):
-            if self.letter != "C":
-                self.fail(f"value must be finite and non-zero, got {self.value:g}")
+        if (isinstance(self.value, float) and (self.value == 0 or not math.isfinite(self.value))
+                and self.letter != "C"):
+            self.fail(f"value must be finite and non-zero, got {self.value:g}")
 
     def initial_conditions(self, s, uic):
         """A-type: its across variable; T-type: its through variable (``IC=`` or, with

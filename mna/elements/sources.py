@@ -79,7 +79,8 @@ class Source(Element):
 
 
 def _is_value(field) -> bool:
-    return isinstance(field, Braced) or (isinstance(field, Word) and parse_number(field.text) is not None)
+    return isinstance(field, Braced) or (isinstance(field, Word)
+                                         and parse_number(field.text) is not None)
 
 
 def _waveform(reader: FieldReader, call: Call) -> Waveform:

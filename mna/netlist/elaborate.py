@@ -115,7 +115,8 @@ class _Elaborator:
     def _define(self, card: Card, body: list[Card]) -> None:
         words = [f for f in card.fields if isinstance(f, Word) and f.key != "params:"]
         if not words:
-            raise NetlistError("usage: .subckt name port ... [params: p=default ...]", card.location)
+            raise NetlistError("usage: .subckt name port ... [params: p=default ...]",
+                               card.location)
         name, *ports = words
         if name.key in self.subcircuits:
             raise NetlistError(f"subcircuit '{name.text}' is defined twice", name.location)
@@ -171,7 +172,8 @@ class _Elaborator:
         elif key == ".domain":
             self._domain(card, scope)
         elif key == ".step":
-            self.steps.append(Step.from_fields(FieldReader(card, scope, Step.usage, self._note_node)))
+            self.steps.append(
+                Step.from_fields(FieldReader(card, scope, Step.usage, self._note_node)))
         elif key == ".end":
             pass
         elif key in SKIPPED_CARDS:
@@ -206,7 +208,8 @@ class _Elaborator:
         if len(connections) != len(sub.ports):
             raise NetlistError(
                 f"subcircuit '{sub.name}' has {len(sub.ports)} ports "
-                f"({' '.join(p.text for p in sub.ports)}), {card.head.text} connects {len(connections)}",
+                f"({' '.join(p.text for p in sub.ports)}), "
+                f"{card.head.text} connects {len(connections)}",
                 card.location,
             )
         if depth > 50:
@@ -223,13 +226,15 @@ class _Elaborator:
         declared = {self._assign_name(a).key for a in sub.defaults}
         for key, assign in overrides.items():
             if key not in declared:
-                raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{key}'", assign.location)
+                raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{key}'",
+                                   assign.location)
         for default in sub.defaults:
             key = self._assign_name(default).key
             if key in overrides:
                 value = reader.evaluate(overrides[key].values[0], key)
             else:
-                value = FieldReader(card, inner, usage, self._note_node).evaluate(default.values[0], key)
+                value = FieldReader(card, inner, usage, self._note_node).evaluate(
+                    default.values[0], key)
             inner.substitutions[parameter(key)] = value
             inner = dataclasses.replace(inner, known=inner.known | {key})
         for inner_card in sub.body:
@@ -251,11 +256,13 @@ class _Elaborator:
         changes = {}
         for item in card.fields:
             if not isinstance(item, Assign) or not isinstance(item.key, Word):
-                log.warning("%s: option '%s' is not used by mna; ignored", item.location, field_text(item))
+                log.warning("%s: option '%s' is not used by mna; ignored",
+                            item.location, field_text(item))
                 continue
             key = OPTION_ALIASES.get(item.key.key, item.key.key)
             if key not in fields:
-                log.warning("%s: option '%s' is not used by mna; ignored", item.location, item.key.text)
+                log.warning("%s: option '%s' is not used by mna; ignored",
+                            item.location, item.key.text)
                 continue
             changes[key] = _option_value(key, item)
         self.options = dataclasses.replace(self.options, **changes)
@@ -287,7 +294,8 @@ class _Elaborator:
         reader = FieldReader(card, scope, usage, self._note_node)
         for item in card.fields:
             if not isinstance(item, Assign) or not isinstance(item.key, Call):
-                reader.fail(f"expected V(node)=value or I(element)=value, found '{field_text(item)}'",
+                reader.fail("expected V(node)=value or I(element)=value, "
+                            f"found '{field_text(item)}'",
                             item.location, usage=True)
             values[_output_name(item.key, scope)] = reader.evaluate(item.values[0], "value")
 
@@ -296,7 +304,8 @@ class _Elaborator:
             if isinstance(item, Word) and item.key in ("all", "op", "dc", "ac", "tran"):
                 continue
             if not isinstance(item, Call):
-                raise NetlistError(f"expected V(node), V(a,b) or I(element), found '{field_text(item)}'",
+                raise NetlistError("expected V(node), V(a,b) or I(element), "
+                                   f"found '{field_text(item)}'",
                                    item.location)
             self.saves.append(_output_name(item, scope))
 
@@ -309,7 +318,8 @@ class _Elaborator:
             domain = Domain(kind.key)
         except ValueError:
             known = ", ".join(d.value for d in Domain)
-            raise NetlistError(f"unknown domain '{kind.text}' (known: {known})", kind.location) from None
+            raise NetlistError(f"unknown domain '{kind.text}' (known: {known})",
+                               kind.location) from None
         for word in nodes:
             key = scope.node(word)
             if key == GROUND:
@@ -319,7 +329,8 @@ class _Elaborator:
 
     # -- domains -------------------------------------------------------------------------------
     def _domains(self) -> dict[str, Node]:
-        """Each node's domain: declared, fixed by a keyword, or carried along two-terminal branches."""
+        """Each node's domain: declared, fixed by a keyword, or carried along two-terminal
+        branches."""
         parent = {key: key for key in self.nodes}
 
         def root(key: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Union
 
 import sympy
 
@@ -19,7 +18,7 @@ from mna.netlist.model import Assign, Braced, Card, Field, SourceLocation, Word
 from mna.netlist.parser import field_text
 from mna.units import parse_number
 
-Value = Union[float, sympy.Expr]
+Value = float | sympy.Expr
 GROUND = "0"
 GROUND_ALIASES = {"0", "gnd"}
 
@@ -149,7 +148,8 @@ class FieldReader:
         if isinstance(field_, Word):
             number = parse_number(field_.text)
             if number is None:
-                hint = " (write {" + field_.text + "} for an expression)" if field_.text[:1].isalpha() else ""
+                hint = (" (write {" + field_.text + "} for an expression)"
+                        if field_.text[:1].isalpha() else "")
                 self.fail(f"bad number '{field_.text}' for {what}{hint}", field_.location)
             return number
         if isinstance(field_, Braced):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ class Assign:
     location: SourceLocation
 
 
-Field = Union[Word, Braced, Call, Assign]
+Field = Word | Braced | Call | Assign
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ def test_diode_iv_sweep_matches_shockley_equation():
 
 
 def test_diode_reverse_bias_current_is_the_saturation_current():
-    circuit = mna.read_string("reverse\nV1 0 a 10\nR1 a k 1k\nD1 k 0 dmod\n.model dmod D(IS=1e-12)\n")
+    circuit = mna.read_string("reverse\nV1 0 a 10\nR1 a k 1k\nD1 k 0 dmod\n"
+                              ".model dmod D(IS=1e-12)\n")
     op = mna.operating_point(circuit)
     # SPICE's reverse region: -IS (1 + (3 vte / (e vd))^3) - gmin vd with vd ~ -10 V
     vd = op["V(k)"]
@@ -116,7 +117,8 @@ def test_continuation_converges_and_the_log_names_the_aid(caplog):
 def test_no_solution_gives_convergence_error_exit_3_and_no_files(tmp_path, capsys):
     netlist = tmp_path / "nosolution.net"
     netlist.write_text("no real solution\nR1 a 0 1\nB1 a 0 I={1+V(a)^2}\n.op\n")
-    with pytest.raises(mna.ConvergenceError, match=r"V\(a\) equation.*gmin stepping.*source stepping"):
+    with pytest.raises(mna.ConvergenceError,
+                       match=r"V\(a\) equation.*gmin stepping.*source stepping"):
         mna.run(mna.read(netlist))
     out = tmp_path / "out"
     assert main(["run", str(netlist), "-o", str(out)]) == 3
