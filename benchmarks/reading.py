@@ -25,22 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from transient import ladder  # noqa: E402  (this folder is on the path of a script run here)
+
 import mna  # noqa: E402
 from mna.netlist.elaborate import elaborate  # noqa: E402
 from mna.netlist.parser import parse_text  # noqa: E402
-
-
-def ladder(sections: int, steps: int = 10000) -> str:
-    """The RC ladder of ``benchmarks/transient.py``."""
-    tstep = 1e-9
-    lines = [f"RC ladder of {sections} sections",
-             f"V1 n0 0 PULSE(0 1 0 {10 * tstep:g} {10 * tstep:g} 1 2)"]
-    for k in range(1, sections + 1):
-        lines.append(f"R{k} n{k - 1} n{k} 100")
-        lines.append(f"C{k} n{k} 0 1p")
-    lines += [".options method=trap", ".save V(n10)",
-              f".tran {tstep:g} {steps * tstep:g} 0 {tstep:g}", ".end"]
-    return "\n".join(lines) + "\n"
 
 
 def _best(function, repeat: int):
@@ -57,7 +46,7 @@ def _best(function, repeat: int):
 
 
 def stages(sections: int, repeat: int) -> dict[str, float]:
-    text = ladder(sections)
+    text, _ = ladder(sections, 10000)
     read, netlist = _best(lambda: parse_text(text, "ladder.net"), repeat)
     elab, circuit = _best(lambda: elaborate(netlist), repeat)
     assemble, _ = _best(lambda: mna.assemble(circuit), repeat)
