@@ -156,9 +156,7 @@ class _Elaborator:
             else:
                 self._element(card, scope)
         elif key == ".param":
-            if scope.prefix:
-                raise NetlistError(".param inside a subcircuit: give it as a subcircuit parameter "
-                                   "(params: name=default)", card.location)
+            pass  # read before the other cards: top level in _parameters, local in _instance
         elif key in (".options", ".option", ".opt"):
             self._options(card)
         elif key == ".model":
@@ -237,8 +235,21 @@ class _Elaborator:
                     default.values[0], key)
             inner.substitutions[parameter(key)] = value
             inner = dataclasses.replace(inner, known=inner.known | {key})
+        for inner_card in sub.body:  # local .param cards first, in order, as SPICE reads them
+            if inner_card.head.key == ".param":
+                inner = self._local_parameters(inner_card, inner)
         for inner_card in sub.body:
             self._card(inner_card, inner, depth + 1)
+
+    def _local_parameters(self, card: Card, scope: Scope) -> Scope:
+        """A ``.param`` card inside a subcircuit: values in the instance's scope."""
+        reader = FieldReader(card, scope, ".param name=value ...", self._note_node)
+        for field in card.fields:
+            key, value = _parameter_assignment(field)
+            scope.substitutions[parameter(key.key)] = reader.evaluate(value, key.text)
+            scope = dataclasses.replace(scope, known=scope.known | {key.key})
+            reader.scope = scope
+        return scope
 
     @staticmethod
     def _assign_name(assign: Assign) -> Word:

@@ -148,10 +148,10 @@ def test_subcircuit_port_takes_the_domain_of_what_it_joins():
     assert result["I(X1.Ls)"] == pytest.approx(1.5, rel=1e-12)
 
 
-def test_param_inside_a_subcircuit_is_refused():
-    with pytest.raises(mna.NetlistError, match=r"\.param inside a subcircuit") as info:
-        read(".subckt s a\n.param r=1\nR1 a 0 {r}\n.ends\nV1 n 0 1\nX1 n s\n")
-    assert info.value.location.line == 3
+def test_a_local_param_is_not_visible_outside_its_subcircuit():
+    with pytest.raises(mna.NetlistError, match=r"undefined parameter 'r'") as info:
+        read(".subckt s a\n.param r=1\nR1 a 0 {r}\n.ends\nV1 n 0 1\nX1 n s\nR2 n 0 {r}\n")
+    assert info.value.location.line == 8
 
 
 # -- domains -------------------------------------------------------------------------------------
@@ -212,3 +212,15 @@ def test_save_of_a_difference_and_of_any_element():
     assert result["V(a,b)"] == pytest.approx(2.0, rel=1e-12)
     assert result["I(R1)"] == pytest.approx(2e-3, rel=1e-12)
     assert result["I(C1)"] == 0.0
+
+
+def test_param_inside_a_subcircuit_is_local_to_each_instance():
+    circuit = mna.read_string(
+        "local params\n.subckt div a b params: r=1k\n.param rb={2*r}\nR1 a m {r}\nR2 m b {rb}\n"
+        ".ends\nV1 in 0 9\nX1 in 0 div r=2k\nX2 in 0 div\n"
+    )
+    op = mna.operating_point(circuit)
+    # X1: rb = 4k below 2k, X2: rb = 2k below 1k; both divide 9 V by 2/3 to 6 V
+    assert op["V(X1.m)"] == pytest.approx(6.0, rel=1e-12)
+    assert op["V(X2.m)"] == pytest.approx(6.0, rel=1e-12)
+    assert op["I(V1)"] == pytest.approx(-(9 / 6e3 + 9 / 3e3), rel=1e-12)
