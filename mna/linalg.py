@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
@@ -48,9 +52,11 @@ class KluFactorization(Factorization):
         self.matrix = sp.csc_matrix(matrix, dtype=float)
         self.matrix.sort_indices()
         self._lu = PyKLU.Klu(self.matrix)
-        # KLU reports a singular matrix only on stdout: check one solve instead.
+        # KLU reports a singular matrix only by printing from C: check one solve instead,
+        # with that printing silenced.
         probe = np.linspace(1.0, 2.0, self.matrix.shape[0])
-        solution = self._lu.solve(probe)
+        with _c_stdout_silenced():
+            solution = self._lu.solve(probe)
         residual = self.matrix @ solution - probe
         scale = abs(self.matrix).max() * np.abs(solution).max() + 1.0
         if not np.all(np.isfinite(solution)) or np.abs(residual).max() > 1e-8 * scale:
@@ -67,6 +73,20 @@ class KluFactorization(Factorization):
 
     def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
         return self._lu.solve(rhs, copy=False)
+
+
+@contextlib.contextmanager
+def _c_stdout_silenced():
+    """Send what C code writes to file descriptor 1 to /dev/null for the duration."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def klu_available() -> bool:

@@ -30,7 +30,7 @@ from mna.analysis.newton_stepping import newton_steps, semi_implicit_steps
 from mna.analysis.stepping import Problem, adaptive_steps, fixed_steps
 from mna.assembly import NumericBackend, OutputRow, Stamper, assemble
 from mna.diagnostics import check_dc_topology
-from mna.errors import NetlistError, SingularSystemError, TopologyError
+from mna.errors import ConvergenceError, NetlistError, SingularSystemError, TopologyError
 from mna.linalg import factor
 from mna.netlist.fields import Value
 from mna.netlist.model import SourceLocation
@@ -240,14 +240,19 @@ def initial_state(circuit, system, u0: np.ndarray, uic: bool) -> np.ndarray:
 
 
 def _nonlinear_initial_state(circuit, system, u0, uic: bool, K, values) -> np.ndarray:
-    """Newton (with continuation) for the operating point under the constraints; with `uic`
-    the storage at its initial values and everything else at zero, as SPICE starts."""
-    if uic:
-        if not values.size:
-            return np.zeros(system.size)
-        return spla.lsqr(K, values, atol=1e-15, btol=1e-15)[0]
+    """Newton (with continuation) for the state at t = 0 under the constraints: with `uic`
+    every storage element held at its initial value and the algebraic unknowns consistent with
+    it. Constraints that contradict each other under `uic` (a capacitor across a source) leave
+    the algebraic unknowns at zero for the first step to settle, as SPICE starts."""
     border = (K, values) if values.size else None
-    return solve_dc(system, u0, circuit.options, border=border)
+    try:
+        return solve_dc(system, u0, circuit.options, border=border)
+    except ConvergenceError as error:
+        if not uic:
+            raise
+        log.info("uic: no consistent start (%s); storage at its initial values, the rest at 0",
+                 error)
+        return spla.lsqr(K, values, atol=1e-15, btol=1e-15)[0]
 
 
 def _constraints(circuit, uic: bool):
@@ -255,11 +260,19 @@ def _constraints(circuit, uic: bool):
     s = Stamper(circuit, NumericBackend(circuit))
     n = len(s.unknowns)
     rows, values, labels = [], [], []
+    seen: dict[tuple, int] = {}
 
     def add(row: OutputRow, value: float, label: str, location) -> None:
         if row.dx.cols or row.u.cols:
             raise NetlistError(f"{label}: only an across variable or the through variable of a "
                                "T-type element or branch can be given an initial value", location)
+        key = tuple(sorted(zip(row.x.cols, row.x.values)))
+        if key in seen:  # the same variable twice (IC= and .ic): the element line wins
+            if values[seen[key]] != value:
+                log.warning("%s: %s = %g is ignored, %s sets %g", location, label, value,
+                            labels[seen[key]], values[seen[key]])
+            return
+        seen[key] = len(rows)
         rows.append(sp.csr_matrix((np.asarray(row.x.values, float),
                                    (np.zeros(len(row.x.cols), int), row.x.cols)), shape=(1, n)))
         values.append(float(value))

@@ -121,3 +121,21 @@ def test_a_step_that_cannot_converge_names_the_time_and_leaves_no_files(tmp_path
     assert main(["run", str(netlist), "-o", str(out)]) == 3
     assert "Newton failed at t = " in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_uic_start_holds_storage_and_solves_the_algebraic_unknowns():
+    text = rod_netlist(".options method=be").replace(".save", "*")
+    (result,) = mna.run(mna.read_string(text))
+    start = result.to_dataframe().iloc[0]
+    # storage at IC=300 K, so every resistance is R0: the divider gives 12 * 2/3 and 12 * 1/3
+    assert start["V(t1)"] == pytest.approx(300.0, abs=1e-9)
+    assert start["V(e1)"] == pytest.approx(8.0, rel=1e-9)
+    assert start["V(e2)"] == pytest.approx(4.0, rel=1e-9)
+
+
+def test_element_initial_condition_wins_over_ic_card(caplog):
+    text = "rc\nR1 a 0 1k\nC1 a 0 1u IC=1\n.ic V(a)=2\n.tran 1u 2u uic\n"
+    with caplog.at_level("WARNING", logger="mna"):
+        (result,) = mna.run(mna.read_string(text))
+    assert result["V(a)"][0] == pytest.approx(1.0, abs=1e-12)
+    assert ".ic V(a) = 2 is ignored, IC(C1) sets 1" in caplog.text
