@@ -201,9 +201,6 @@ class Stamper:
             return None if item == GROUND else self.node_index[item]
         return item
 
-    def node(self, key: str) -> int | None:
-        return self.index_of(key)
-
     def branch(self, element: Element, port: str = "") -> int:
         return self.branch_index[(id(element), port)]
 
@@ -259,7 +256,7 @@ def assemble(
                 raise
             raise NetlistError(f"{element.name}: {error.message}", element.location) from None
     outputs = outputs if outputs is not None else circuit.outputs()
-    rows = [_output_row(s, circuit, output) for output in outputs]
+    rows = [output_row(s, circuit, output) for output in outputs]
     n, m = len(s.unknowns), len(s.input_elements)
     evaluate = backend.evaluate
     inputs = tuple(
@@ -289,7 +286,8 @@ def assemble(
     )
 
 
-def _output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
+def output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
+    """`output` as a combination of unknowns, their derivatives and inputs."""
     if output.kind == "I":
         return s.through_row(circuit.elements_by_key[output.keys[0]])
     row = OutputRow(s)

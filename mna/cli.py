@@ -50,9 +50,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse has printed the usage error (or --help)
+        return EXIT_USAGE if stop.code else EXIT_OK
     if args.command == "run" and args.plot and args.output is None:
-        parser.error("--plot needs -o DIR")
+        parser.print_usage(sys.stderr)
+        print("mna run: error: --plot needs -o DIR", file=sys.stderr)
+        return EXIT_USAGE
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
     log.addHandler(handler)

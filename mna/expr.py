@@ -77,7 +77,6 @@ BINARY = {
     "/": (6, lambda a, b: a / b),
 }
 UNARY_PRECEDENCE = 7
-POWER_PRECEDENCE = 8
 
 
 def parameter(name: str) -> sympy.Symbol:

@@ -53,8 +53,10 @@ class OperatingPointResult(Result):
         raise KeyError(name)
 
     def to_dataframe(self) -> pd.DataFrame:
-        """Columns ``name, value, unit``, one row per output."""
-        return pd.DataFrame({"name": self.names, "value": self.values, "unit": self.units})
+        """Columns ``name, value, unit``, one row per output (units also in ``attrs``)."""
+        frame = pd.DataFrame({"name": self.names, "value": self.values, "unit": self.units})
+        frame.attrs["units"] = dict(zip(self.names, self.units))
+        return frame
 
     def summary(self) -> str:
         width = max((len(n) for n in self.names), default=0)

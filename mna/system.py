@@ -71,8 +71,12 @@ class DescriptorSystem:
         return np.array([signal.ac for signal in self.inputs], dtype=complex)
 
     def input_index(self, name: str) -> int:
+        """The column of source `name` in B (KeyError when it is not an independent source)."""
         lowered = name.lower()
-        return next(i for i, s in enumerate(self.inputs) if s.name.lower() == lowered)
+        for index, signal in enumerate(self.inputs):
+            if signal.name.lower() == lowered:
+                return index
+        raise KeyError(f"{name} is not an independent source of the system")
 
     def outputs_of(self, x: np.ndarray, u: np.ndarray, dx: np.ndarray | None = None) -> np.ndarray:
         """Outputs for unknowns `x` and inputs `u` (columns are points); `dx` defaults to 0."""

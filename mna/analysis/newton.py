@@ -35,6 +35,12 @@ class NewtonFailure(Exception):
     iterations: int
     reason: str
 
+    def worst(self, system: DescriptorSystem, count: int = 3) -> str:
+        """The equations with the largest residuals (constraint rows left out), named."""
+        residual = self.residual[: system.size]
+        return ", ".join(f"{system.unknowns[i]} equation ({residual[i]:.3g})"
+                         for i in np.argsort(-np.abs(residual))[:count])
+
 
 def newton(
     system: DescriptorSystem,
@@ -164,8 +170,5 @@ def _source_stepping(system, b, start, options, time, border):
 
 
 def _failure_message(system, failure: NewtonFailure, time: float, tried: list[str]) -> str:
-    worst = np.argsort(-np.abs(failure.residual))[:3]
-    residuals = ", ".join(f"{system.unknowns[i]} equation ({failure.residual[i]:.3g})"
-                          for i in worst)
-    return (f"no convergence at t={time:g}: largest residuals in {residuals}; "
+    return (f"no convergence at t={time:g}: largest residuals in {failure.worst(system)}; "
             f"tried: {'; '.join(tried)}")

@@ -180,8 +180,5 @@ def _charged(system: DescriptorSystem, x: np.ndarray) -> np.ndarray:
 
 
 def _failure(system: DescriptorSystem, failure: NewtonFailure, time: float, retried: int) -> str:
-    worst = np.argsort(-np.abs(failure.residual[: system.size]))[:3]
-    residuals = ", ".join(f"{system.unknowns[i]} equation ({failure.residual[i]:.3g})"
-                          for i in worst)
     return (f"transient: Newton failed at t = {time:.6g} s ({failure.reason}); largest residuals "
-            f"in {residuals}; tried {retried} shorter steps, down to the minimum step")
+            f"in {failure.worst(system)}; tried {retried} shorter steps, down to the minimum step")

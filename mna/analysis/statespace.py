@@ -505,10 +505,6 @@ def _latex_name(name: str) -> str:
     return "\\mathrm{" + name.replace("_", "\\_").replace("#", "\\#") + "}"
 
 
-def results_of(results: list[Result]) -> list[StateSpaceResult]:
-    return [r for r in results if isinstance(r, StateSpaceResult)]
-
-
 def print_models(circuit, symbolic: bool = False, fmt: str = "text") -> int:
     """`mna ss`: every ``.ss`` card's model (all sources to the default outputs when the
     netlist has none), printed as text, JSON or LaTeX; returns the exit status."""

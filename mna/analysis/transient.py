@@ -1,9 +1,11 @@
-"""``.tran tstep tstop [tstart [tmax]] [uic]``: transient analysis of a linear system.
+"""``.tran tstep tstop [tstart [tmax]] [uic]``: transient analysis.
 
-The system ``G x + C x' = B u`` is integrated by one linear multistep method (`integrators`)
-on the engine in `stepping`: at a fixed step the matrix ``gamma C + G`` is factored once and
-each step is one forward/back substitution; with ``.options stepcontrol=adaptive`` steps are
-chosen by the local truncation error and factorisations are cached per step size.
+A linear system ``G x + C x' = B u`` is integrated by one linear multistep method
+(`integrators`) on the engine in `stepping`: at a fixed step the matrix ``gamma C + G`` is
+factored once and each step is one forward/back substitution; with ``.options
+stepcontrol=adaptive`` steps are chosen by the local truncation error and factorisations are
+cached per step size. A nonlinear system takes Newton at every step, or MTT's semi-implicit
+steps with ``method=semi`` (`newton_stepping`).
 
 >>> import mna
 >>> c = mna.read_string("rc\\nV1 in 0 1\\nR1 in out 1k\\nC1 out 0 1u IC=0\\n.tran 10u 1m uic\\n")
@@ -28,7 +30,7 @@ from mna.analysis.integrators import LinearMultistep, LinearStepSolver, method
 from mna.analysis.newton import solve_dc
 from mna.analysis.newton_stepping import newton_steps, semi_implicit_steps
 from mna.analysis.stepping import Problem, adaptive_steps, fixed_steps
-from mna.assembly import NumericBackend, OutputRow, Stamper, assemble
+from mna.assembly import NumericBackend, OutputRow, Stamper, assemble, output_row
 from mna.diagnostics import check_dc_topology
 from mna.errors import ConvergenceError, NetlistError, SingularSystemError, TopologyError
 from mna.linalg import factor
@@ -128,7 +130,7 @@ class Transient(Analysis):
             raise SingularSystemError(f"transient ({scheme.name}): {error}",
                                       error.unknowns) from None
         log.info("transient: %d points, %d factorisations", len(times), solver.factorizations)
-        _check_finite(times, rows, system)
+        _check_finite(times, rows)
         outputs = len(system.outputs)
         u = inputs(times)
         values = rows[:, :outputs] + u @ system.R.T.toarray() if outputs else rows
@@ -184,11 +186,8 @@ def _breakpoints(system, tstep: float, tstop: float) -> np.ndarray:
 
 def _absolute_tolerances(system, options) -> np.ndarray:
     """``vntol`` for across unknowns, ``abstol`` for through unknowns (as SPICE)."""
-    across = getattr(system, "across_count", None)
-    if across is None:
-        across = sum(1 for name in system.unknowns if name.startswith("V("))
     tolerance = np.full(system.size, options.abstol)
-    tolerance[:across] = options.vntol
+    tolerance[: system.across_count] = options.vntol
     return tolerance
 
 
@@ -282,12 +281,7 @@ def _constraints(circuit, uic: bool):
         for row, value in element.initial_conditions(s, uic):
             add(row, s.value(value), f"IC({element.name})", element.location)
     for output, value in circuit.initial.items():
-        row = OutputRow(s)
-        if output.kind == "V":
-            keys = (*output.keys, "0")[:2]
-            row.x.difference(*keys, 1)
-        else:
-            circuit.elements_by_key[output.keys[0]].through(s, row)
+        row = output_row(s, circuit, output)
         add(row, s.value(value), f".ic {circuit.label(output)}", output.location)
     return rows, np.array(values, float), tuple(labels)
 
@@ -353,7 +347,7 @@ def _derivative(times: np.ndarray, values: np.ndarray, scheme: LinearMultistep) 
     return d
 
 
-def _check_finite(times, rows, system) -> None:
+def _check_finite(times, rows) -> None:
     bad = ~np.all(np.isfinite(rows), axis=1)
     if bad.any():
         first = int(np.argmax(bad))

@@ -95,8 +95,9 @@ class Element:
         """Nodes whose domain this element fixes: (node, domain, reason)."""
         return []
 
-    def validate(self, domain_of) -> None:
-        """Check the element against its nodes' domains once they are known."""
+    def validate(self, circuit) -> None:
+        """Check the element against the elaborated `circuit` (its nodes' domains, the
+        elements and models it refers to)."""
 
     def port_domain(self, domain_of) -> Domain:
         """The domain of the element's through variable `I(name)`: that of its first port."""

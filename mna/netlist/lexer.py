@@ -65,11 +65,6 @@ class Source:
     path: str
 
 
-def read_source(path: str | Path) -> Source:
-    """Lex the netlist file at `path`."""
-    return _eager(*read_lines(path))
-
-
 def lex(text: str, filename: str = "<string>") -> Source:
     """Lex netlist `text`; its first line is the title."""
     return _eager(*lex_lines(text, filename))

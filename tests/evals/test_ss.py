@@ -265,8 +265,14 @@ def test_thousand_section_rc_ladder_model():
     circuit = mna.read_string("\n".join(lines) + "\n")
     model = next(a for a in circuit.analyses).run(circuit)
     assert len(model.states) == 1000
-    # DC gain 1 and the slowest pole near -(pi/2)^2/(N^2 RC) for a long uniform ladder
     assert model.frequency_response(0.0)[0, 0, 0].real == pytest.approx(1.0, rel=1e-8)
+    # a uniform ladder driven at one end, open at the other: eigenvalues
+    # -(2/RC)(1 - cos((2k-1) pi/(2N+1))), k = 1..N; check the slowest and the fastest
+    eigenvalues = np.sort(np.linalg.eigvals(np.asarray(model.A, float)).real)
+    rc, n = 1e3 * 1e-9, 1000
+    exact = [-(2 / rc) * (1 - np.cos((2 * k - 1) * np.pi / (2 * n + 1))) for k in (n, 1)]
+    assert eigenvalues[0] == pytest.approx(exact[0], rel=1e-9)
+    assert eigenvalues[-1] == pytest.approx(exact[1], rel=1e-6)
 
 
 def test_public_state_space_takes_output_names_and_keeps_parameter_values():
