@@ -187,3 +187,40 @@ def truncation_error(scheme: LinearMultistep, h: float, times: np.ndarray,
     p = scheme.order
     derivative = divided_difference(times, points) * float(np.prod(np.arange(1, p + 2)))
     return abs(scheme.error_constant) * h ** (p + 1) * derivative
+
+
+# -- step control shared by the linear and the Newton engines ---------------------------------
+
+TRUNCATION_TOLERANCE = 7.0  # SPICE's trtol: the error estimate may exceed the tolerance so much
+START_FRACTION = 1.0 / 64.0  # the first step, and the first after a source's corner, of hmax
+MIN_FRACTION = 1e-12  # below hmax times this a step is too small
+
+
+def method_at(scheme: LinearMultistep, since_restart: int) -> LinearMultistep:
+    """The method of the next step: the starter until enough points follow the last restart."""
+    if since_restart >= scheme.steps - 1 or not scheme.starter:
+        return scheme
+    return method(scheme.starter)
+
+
+def error_ratio(scheme: LinearMultistep, h: float, times: list[float], xs: list[np.ndarray],
+                x: np.ndarray, t: float, reltol: float, absolute: np.ndarray,
+                differential: np.ndarray) -> float:
+    """The new point's truncation error over its tolerance, ``trtol (reltol |x| + abstol)``
+    on the differential unknowns (> 1 rejects the step)."""
+    p = scheme.order
+    points = [*xs[-(p + 1):], x]
+    stamps = np.array([*times[-(p + 1):], t])
+    lte = truncation_error(scheme, h, stamps, [q[differential] for q in points])
+    scale = (reltol * np.maximum(np.abs(x), np.abs(xs[-1])) + absolute)[differential]
+    return float(np.max(np.abs(lte) / (TRUNCATION_TOLERANCE * scale), initial=0.0))
+
+
+def shrink_factor(ratio: float, order: int) -> float:
+    """How much shorter to retry a rejected step."""
+    return max(0.1, min(0.5, 0.9 * ratio ** (-1.0 / (order + 1))))
+
+
+def grow_factor(ratio: float, order: int) -> float:
+    """How much longer the next step may be after an accepted one."""
+    return 2.0 if ratio == 0.0 else max(0.25, min(2.0, 0.9 * ratio ** (-1.0 / (order + 1))))

@@ -21,7 +21,15 @@ import logging
 
 import numpy as np
 
-from mna.analysis.integrators import LinearMultistep, method, truncation_error
+from mna.analysis.integrators import (
+    MIN_FRACTION,
+    START_FRACTION,
+    LinearMultistep,
+    error_ratio,
+    grow_factor,
+    method_at,
+    shrink_factor,
+)
 from mna.analysis.newton import NewtonFailure, newton
 from mna.analysis.stepping import Problem
 from mna.circuit import Options
@@ -32,7 +40,6 @@ from mna.system import DescriptorSystem
 log = logging.getLogger(__name__)
 
 RETRY_SHRINK = 8.0
-TRUNCATION_TOLERANCE = 7.0  # SPICE's trtol
 
 
 class _History:
@@ -83,14 +90,13 @@ def newton_steps(system: DescriptorSystem, problem: Problem, scheme: LinearMulti
     if scheme.explicit:
         raise ConvergenceError(f"{scheme.name} is explicit and cannot solve the nonlinear "
                                "charges of this circuit; use method=be, trap, gear2 or semi")
-    starter = method(scheme.starter) if scheme.starter else method("be")
     p = scheme.order
     history = _History(system, problem, keep=max(p + 2, scheme.steps + 1))
     history.accept(0.0, x0, problem.inputs(np.array([0.0]))[0])
     differential = problem.differential | _charged(system, x0)
     corners = problem.breakpoints[(problem.breakpoints > 0) & (problem.breakpoints < tstop)]
     targets = np.unique(np.append(corners, tstop))
-    h_start, h_min = hmax / 64, hmax * 1e-9
+    h_start, h_min = hmax * START_FRACTION, hmax * MIN_FRACTION
     t, h, since_restart, rejected, retried = 0.0, h_start, 0, 0, 0
     times, record = [0.0], [problem.record @ x0]
     while t < tstop * (1 - 1e-12):
@@ -99,7 +105,7 @@ def newton_steps(system: DescriptorSystem, problem: Problem, scheme: LinearMulti
         landing = t + h >= target - 1e-9 * h
         t_new = target if landing else t + h
         h = t_new - t
-        use = scheme if since_restart >= scheme.steps else starter
+        use = method_at(scheme, since_restart)
         ratio_h = h / (history.times[-1] - history.times[-2]) if len(history.times) > 1 else 1.0
         alpha, beta = use.coefficients(ratio_h)
         u_new = problem.inputs(np.array([t_new]))[0]
@@ -115,28 +121,23 @@ def newton_steps(system: DescriptorSystem, problem: Problem, scheme: LinearMulti
                 raise ConvergenceError(_failure(system, failure, t_new, retried)) from None
             since_restart = 0
             continue
-        error_ratio = 0.0
-        if use is scheme and since_restart >= p + 1 and len(history.xs) >= p + 1:
-            points = [*history.xs[-(p + 1):], x]
-            stamps = np.array([*history.times[-(p + 1):], t_new])
-            lte = truncation_error(scheme, h, stamps, [q[differential] for q in points])
-            scale = (options.reltol * np.maximum(np.abs(x), np.abs(history.xs[-1]))
-                     + problem.absolute)[differential]
-            error_ratio = float(np.max(np.abs(lte) / (TRUNCATION_TOLERANCE * scale), initial=0))
-        if error_ratio > 1.0:
+        ratio = 0.0
+        if since_restart >= p + 1 and len(history.xs) >= p + 1:
+            ratio = error_ratio(scheme, h, history.times, history.xs, x, t_new, options.reltol,
+                                problem.absolute, differential)
+        if ratio > 1.0:
             rejected += 1
-            h *= max(0.1, min(0.5, 0.9 * error_ratio ** (-1.0 / (p + 1))))
+            h *= shrink_factor(ratio, p)
             if h < h_min:
                 raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
-                                       f"(truncation error ratio {error_ratio:.3g})")
+                                       f"(truncation error ratio {ratio:.3g})")
             continue
         history.accept(t_new, x, u_new)
         times.append(t_new)
         record.append(problem.record @ x)
         t = t_new
         since_restart += 1
-        grow = 2.0 if error_ratio == 0.0 else min(2.0, 0.9 * error_ratio ** (-1.0 / (p + 1)))
-        h = min(hmax, h * max(grow, 0.25))
+        h = min(hmax, h * grow_factor(ratio, p))
         if landing and t < tstop * (1 - 1e-12):
             since_restart, h = 0, min(h, h_start)  # a corner of a source: restart short
     log.info("transient (Newton): %d accepted steps, %d rejected by the error estimate, "

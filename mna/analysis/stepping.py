@@ -21,12 +21,17 @@ import scipy.sparse as sp
 from scipy.linalg.blas import daxpy as _axpy
 
 from mna.analysis.integrators import (
+    MIN_FRACTION,
+    START_FRACTION,
     LinearMultistep,
     StepSolver,
+    error_ratio,
+    grow_factor,
     history_matrices,
     method,
+    method_at,
+    shrink_factor,
     step_gamma,
-    truncation_error,
 )
 from mna.errors import ConvergenceError
 
@@ -171,8 +176,8 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
 
 
 def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, tstop: float,
-                   hmax: float, tolerances: tuple[float, float], solver: StepSolver,
-                   trtol: float = 7.0) -> tuple[np.ndarray, np.ndarray]:
+                   hmax: float, reltol: float,
+                   solver: StepSolver) -> tuple[np.ndarray, np.ndarray]:
     """Integrate to `tstop` choosing steps by the local truncation error.
 
     Steps are powers of two below `hmax` (so a linear system meets only a few matrices),
@@ -180,8 +185,6 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
     breakpoint are short and taken with the starter method; a step whose error estimate
     exceeds ``trtol * (reltol * |x| + abstol)`` is rejected and retried shorter.
     """
-    reltol, _ = tolerances
-    starter = method(scheme.starter) if scheme.starter else scheme
     plans: OrderedDict[tuple, StepPlan] = OrderedDict()
 
     def plan_for(m: LinearMultistep, h: float, ratio: float) -> StepPlan:
@@ -195,8 +198,8 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
 
     breakpoints = np.unique(np.append(problem.breakpoints[(problem.breakpoints > 0)
                                                           & (problem.breakpoints < tstop)], tstop))
-    h_start = hmax / 64.0
-    h_min = hmax * 1e-12
+    h_start = hmax * START_FRACTION
+    h_min = hmax * MIN_FRACTION
     t = 0.0
     times, xs = [0.0], [x0.copy()]
     inputs = [problem.inputs(np.array([0.0]))[0]]
@@ -215,7 +218,7 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
             h = target - t
         elif t + 2 * h > target:
             h = (target - t) / 2
-        use = scheme if since_restart >= scheme.steps - 1 else starter
+        use = method_at(scheme, since_restart)
         previous = times[-1] - times[-2] if len(times) > 1 else h
         plan = plan_for(use, h, h / previous)
         t_new = target if landing else t + h
@@ -228,15 +231,11 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
         # error check once enough points lie after the last restart
         ratio = 0.0
         if since_restart >= p + 1 and len(xs) >= p + 1:
-            points = [*xs[-(p + 1):], x]
-            stamps = np.array([*times[-(p + 1):], t_new])
-            lte = truncation_error(scheme, h, stamps, [q[problem.differential] for q in points])
-            scale = reltol * np.maximum(np.abs(x), np.abs(xs[-1]))[problem.differential] \
-                + problem.absolute[problem.differential]
-            ratio = float(np.max(np.abs(lte) / (trtol * scale))) if lte.size else 0.0
+            ratio = error_ratio(scheme, h, times, xs, x, t_new, reltol, problem.absolute,
+                                problem.differential)
         if ratio > 1.0:
             rejected += 1
-            h = _power_of_two(h * max(0.1, min(0.5, 0.9 * ratio ** (-1.0 / (p + 1)))), hmax)
+            h = _power_of_two(h * shrink_factor(ratio, p), hmax)
             if h < h_min:
                 raise ConvergenceError(
                     f"transient: time step too small at t = {t:.6g} s (error ratio {ratio:.3g} "
@@ -250,8 +249,7 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
         record.append(problem.record @ x)
         t = t_new
         since_restart += 1
-        grow = 2.0 if ratio == 0.0 else min(2.0, 0.9 * ratio ** (-1.0 / (p + 1)))
-        h = _power_of_two(h * max(grow, 0.25), hmax)
+        h = _power_of_two(h * grow_factor(ratio, p), hmax)
         if landing and t < tstop * (1 - 1e-12):
             since_restart, h = 0, min(h, h_start)   # a corner: restart short and low order
         if bar is not None:

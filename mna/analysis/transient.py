@@ -122,8 +122,8 @@ class Transient(Analysis):
             elif not system.is_linear:
                 times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax, options)
             elif adaptive:
-                times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax,
-                                             (options.reltol, options.abstol), solver)
+                times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax, options.reltol,
+                                             solver)
             else:
                 times, rows = fixed_steps(problem, scheme, x0, h, steps, solver)
         except SingularSystemError as error:
