@@ -127,6 +127,23 @@ def factor(matrix: sp.spmatrix, names: tuple[str, ...],
     return Factorization(matrix, names)
 
 
+def factor_if_regular(matrix: sp.spmatrix, names: tuple[str, ...],
+                      pivot_ratio: float = 1e-11) -> Factorization | None:
+    """SuperLU factors of `matrix`, or None when it is singular or nearly so (a pivot below
+    `pivot_ratio` times the largest): for callers that then take another way, so the
+    singular case is not diagnosed."""
+    try:
+        lu = spla.splu(sp.csc_matrix(matrix))
+    except RuntimeError:
+        return None
+    diagonal = np.abs(lu.U.diagonal())
+    if diagonal.size and diagonal.min() <= pivot_ratio * diagonal.max():
+        return None
+    factors = Factorization.__new__(Factorization)
+    factors.names, factors.matrix, factors._lu = names, sp.csc_matrix(matrix), lu
+    return factors
+
+
 class _Empty(Factorization):
     def __init__(self, names):
         self.names = names

@@ -41,10 +41,10 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
-import scipy.sparse.linalg as spla
 import sympy
 
-from mna.errors import DescriptorIndexError
+from mna.errors import DescriptorIndexError, SingularSystemError
+from mna.linalg import factor_if_regular
 
 log = logging.getLogger(__name__)
 
@@ -425,16 +425,13 @@ def reduce_sparse(G, C, B, P, Q, R, candidates: list[Candidate]) -> Reduced | No
     B1 = (Zb.T @ B).toarray()
     B2 = (Wb.T @ B).toarray()
     if k:
+        factors = factor_if_regular(G22, tuple(f"algebraic unknown {i}" for i in range(k)))
+        if factors is None:
+            return None
         try:
-            lu = spla.splu(G22)
-        except RuntimeError:
-            return None
-        diagonal = np.abs(lu.U.diagonal())
-        if diagonal.size and diagonal.min() <= 1e-11 * diagonal.max():
-            return None
-        H21 = lu.solve(G21) if nd else np.zeros((k, 0))   # xa = H2u u - H21 xd
-        H2u = lu.solve(B2) if m else np.zeros((k, 0))
-        if not (np.all(np.isfinite(H21)) and np.all(np.isfinite(H2u))):
+            H21 = factors.solve(G21) if nd else np.zeros((k, 0))   # xa = H2u u - H21 xd
+            H2u = factors.solve(B2) if m else np.zeros((k, 0))
+        except SingularSystemError:
             return None
     else:
         H21, H2u = np.zeros((0, nd)), np.zeros((0, m))
