@@ -30,7 +30,7 @@ from mna.analysis.reduction import (
     reduce_sparse,
 )
 from mna.assembly import NumericBackend, OutputRow, Stamper, SymbolicBackend, assemble
-from mna.domains import across_unit
+from mna.circuit import OutputName
 from mna.elements.base import Role
 from mna.errors import DescriptorIndexError, NetlistError
 from mna.expr import parameter
@@ -99,23 +99,17 @@ def candidates_of(circuit, stamper: Stamper) -> list[Candidate]:
             if edge.role is Role.ACROSS_STORE:
                 row = OutputRow(stamper)
                 row.x.difference(edge.a, edge.b, 1)
-                name = (f"V({circuit.node_name(edge.a)})" if edge.b == GROUND
-                        else f"V({circuit.node_name(edge.a)},{circuit.node_name(edge.b)})")
-                node = edge.a if edge.a != GROUND else edge.b
-                found.append(Candidate(name, across_unit(circuit.domain_of(node)), element.name,
-                                       "A", _row_dict(row)))
+                output = OutputName("V", (edge.a,) if edge.b == GROUND else (edge.a, edge.b))
+                kind = "A"
             elif edge.role is Role.THROUGH_STORE:
                 row = OutputRow(stamper)
                 element.through(stamper, row)
-                found.append(Candidate(f"I({element.name})", _through_unit(circuit, element),
-                                       element.name, "T", _row_dict(row)))
+                output, kind = OutputName("I", (element.name.lower(),)), "T"
+            else:
+                continue
+            found.append(Candidate(circuit.label(output), circuit.unit(output), element.name,
+                                   kind, _row_dict(row)))
     return found
-
-
-def _through_unit(circuit, element) -> str:
-    from mna.domains import through_unit
-
-    return through_unit(element.port_domain(circuit.domain_of))
 
 
 def _row_dict(row: OutputRow) -> dict:
