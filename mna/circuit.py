@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 Method = Literal["be", "trap", "gear2", "fe", "semi"]
 StepControl = Literal["fixed", "adaptive"]
 Linearise = Literal["step", "once"]
+Solver = Literal["klu", "superlu"]
 OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepControl),
-                  "linearise": get_args(Linearise)}
+                  "linearise": get_args(Linearise), "solver": get_args(Solver)}
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Options:
     maxiter: int = 100
     stepcontrol: StepControl = "fixed"
     linearise: Linearise = "step"  # method=semi: Jacobian at every step, or once at t = 0
+    solver: Solver = "klu"         # sparse LU of real systems (SuperLU when pyklu is absent)
 
 
 @dataclass(frozen=True)

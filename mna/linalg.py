@@ -98,19 +98,13 @@ def klu_available() -> bool:
     return True
 
 
-# The backend `factor` uses unless told otherwise (SuperLU when pyklu is not installed).
-# benchmarks/transient.py measured KLU's transient steps 1.3x (N = 1e3) to 9x (N = 1e5) faster
-# than SuperLU's on RC ladders; SuperLU slows down most when the solution holds subnormal
-# numbers, as the far end of a long ladder does (benchmarks/README.md).
-DEFAULT_BACKEND = "klu"
-
-
-def factor(matrix: sp.spmatrix, names: tuple[str, ...],
-           backend: str | None = None) -> Factorization:
+def factor(matrix: sp.spmatrix, names: tuple[str, ...], backend: str = "klu") -> Factorization:
     """Factorise `matrix`, whose columns are the unknowns `names`.
 
-    `backend` is ``"superlu"`` (scipy) or ``"klu"`` (needs ``pyklu``; falls back to SuperLU
-    when it is not installed, and for complex matrices); None means `DEFAULT_BACKEND`.
+    `backend` is ``"klu"`` (SuiteSparse KLU through ``pyklu``; SuperLU when that is not
+    installed, and for complex matrices) or ``"superlu"`` (scipy). KLU is the default because
+    benchmarks/transient.py measured its transient steps 1.3x (N = 1e3) to 9x (N = 1e5) faster
+    than SuperLU's on RC ladders (benchmarks/README.md).
 
     >>> import scipy.sparse as sp
     >>> factor(sp.identity(2, format="csc"), ("V(a)", "V(b)")).solve(np.ones(2))
@@ -118,7 +112,6 @@ def factor(matrix: sp.spmatrix, names: tuple[str, ...],
     """
     if matrix.shape[0] == 0:
         return _Empty(names)
-    backend = backend or DEFAULT_BACKEND
     if backend == "klu" and klu_available() and not np.iscomplexobj(matrix.data):
         try:
             return KluFactorization(matrix, names)

@@ -138,7 +138,7 @@ class LinearStepSolver:
     """
 
     def __init__(self, C, G, names: tuple[str, ...], explicit: bool = False, capacity: int = 32,
-                 backend: str | None = None):
+                 backend: str = "klu"):
         self.C = sp.csc_matrix(C)
         self.G = sp.csc_matrix(G)
         self.names = names
@@ -155,8 +155,7 @@ class LinearStepSolver:
             self._cache.move_to_end(key)
             return found
         matrix = self.C if self.explicit else self.C * gamma + self.G
-        kwargs = {"backend": self.backend} if self.backend else {}
-        found = factor(matrix, self.names, **kwargs)
+        found = factor(matrix, self.names, self.backend)
         self.factorizations += 1
         self._cache[key] = found
         if len(self._cache) > self.capacity:

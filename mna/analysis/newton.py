@@ -89,7 +89,7 @@ def newton(
         if not np.all(np.isfinite(residual)):
             raise NewtonFailure(x[:n], residual, iteration, "the residual overflowed")
         try:
-            step = factor(linear + jacobian, names).solve(-residual)
+            step = factor(linear + jacobian, names, options.solver).solve(-residual)
         except SingularSystemError as error:
             raise NewtonFailure(x[:n], residual, iteration, str(error)) from None
         x_next = x + step

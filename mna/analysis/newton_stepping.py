@@ -159,14 +159,14 @@ def semi_implicit_steps(system: DescriptorSystem, problem: Problem, x0: np.ndarr
     if options.linearise == "once":
         _, df = system.nonlinear.currents(x0, 0.0)
         _, dq = system.nonlinear.charges(x0)
-        frozen = factor(linear + df + dq / h, system.unknowns)
+        frozen = factor(linear + df + dq / h, system.unknowns, options.solver)
     for n in range(1, steps + 1):
         f, df = system.nonlinear.currents(x, times[n])
         # the residual of backward Euler at the previous point: its charges cancel
         residual = problem.G @ x + f - problem.B @ u[n]
         if frozen is None:
             _, dq = system.nonlinear.charges(x)
-            step = factor(linear + df + dq / h, system.unknowns).solve(-residual)
+            step = factor(linear + df + dq / h, system.unknowns, options.solver).solve(-residual)
         else:
             step = frozen.solve(-residual)
         x = x + step

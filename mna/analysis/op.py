@@ -36,7 +36,7 @@ def dc_solution(system, u: np.ndarray, options, x0: np.ndarray | None = None) ->
     each from the previous solution.
     """
     if system.is_linear:
-        return factor(system.G, system.unknowns).solve(system.B @ u)
+        return factor(system.G, system.unknowns, options.solver).solve(system.B @ u)
     if u.ndim == 1:
         return solve_dc(system, u, options, x0)
     columns, x = [], x0

@@ -103,7 +103,7 @@ class Transient(Analysis):
         steps = max(1, int(np.ceil(tstop / hmax * (1 - 1e-12))))
         h = tstop / steps
         if scheme.explicit:
-            _check_forward_euler(system, h)
+            _check_forward_euler(system, h, options.solver)
         inputs = _input_function(system, tstep, tstop)
         x0 = initial_state(circuit, system, inputs(np.array([0.0]))[0], self.uic)
         problem = Problem(
@@ -115,7 +115,8 @@ class Transient(Analysis):
             differential=np.asarray(abs(C).sum(axis=0) > 0).ravel() if n else np.zeros(0, bool),
             absolute=_absolute_tolerances(system, options),
         )
-        solver = LinearStepSolver(system.C, system.G, system.unknowns, explicit=scheme.explicit)
+        solver = LinearStepSolver(system.C, system.G, system.unknowns, explicit=scheme.explicit,
+                                  backend=options.solver)
         try:
             if semi:
                 times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
@@ -219,7 +220,7 @@ def initial_state(circuit, system, u0: np.ndarray, uic: bool) -> np.ndarray:
     rhs = np.concatenate([system.B @ u0, values])
     bordered = sp.bmat([[system.G, K.T], [K, None]], format="csc") if values.size else system.G
     try:
-        return factor(bordered, system.unknowns + labels).solve(rhs)[:n]
+        return factor(bordered, system.unknowns + labels, circuit.options.solver).solve(rhs)[:n]
     except SingularSystemError as error:
         if not uic:
             raise SingularSystemError(f"operating point at t = 0: {error}",
@@ -233,7 +234,8 @@ def initial_state(circuit, system, u0: np.ndarray, uic: bool) -> np.ndarray:
     residual = system.B @ u0 - system.G @ x_ic
 
     def settled(h0: float) -> np.ndarray:
-        return x_ic + factor(system.C + h0 * system.G, system.unknowns).solve(h0 * residual)
+        return x_ic + factor(system.C + h0 * system.G, system.unknowns,
+                             circuit.options.solver).solve(h0 * residual)
 
     return 2.0 * settled(0.5e-9) - settled(1e-9)
 
@@ -288,7 +290,7 @@ def _constraints(circuit, uic: bool):
 
 # -- forward Euler --------------------------------------------------------------------------
 
-def _check_forward_euler(system, h: float) -> None:
+def _check_forward_euler(system, h: float, solver: str) -> None:
     """Refuse a singular C (x' has no explicit formula); warn above the stability limit."""
     C, G = sp.csc_matrix(system.C), sp.csc_matrix(system.G)
     empty = np.flatnonzero(np.diff(C.tocsr().indptr) == 0)
@@ -301,7 +303,7 @@ def _check_forward_euler(system, h: float) -> None:
             "storage), so x' cannot be computed explicitly; use .options method=be, trap or "
             "gear2", names)
     try:
-        C_factor = factor(C, system.unknowns)
+        C_factor = factor(C, system.unknowns, solver)
     except SingularSystemError as error:
         raise SingularSystemError(f"forward Euler needs an invertible C: {error}",
                                   error.unknowns) from None

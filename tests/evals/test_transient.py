@@ -54,6 +54,19 @@ def test_series_rlc_step_response(read_netlist):
     assert np.max(np.abs(frame["I(L1)"] - i)) < 2e-3 * np.max(np.abs(i))
 
 
+def test_both_solvers_give_the_same_steps(monkeypatch):
+    text = (DATA / "tran_series_rlc.net").read_text()
+    klu = transient(mna.read_string(text)).to_dataframe()
+
+    def refused(*args):
+        raise AssertionError("solver=superlu must not reach KLU")
+
+    monkeypatch.setattr(mna.linalg.KluFactorization, "__init__", refused)
+    superlu = transient(mna.read_string(text.replace("\n.end", "\n.options solver=superlu\n.end"))
+                        ).to_dataframe()
+    assert np.max(np.abs(klu.to_numpy() - superlu.to_numpy())) < 1e-12
+
+
 def test_mass_spring_damper_closed_form(read_netlist):
     frame = transient(read_netlist("translational_msd.net")).to_dataframe()
     t = frame.index.to_numpy()
