@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-import sympy
 
 from mna.domains import across_unit, through_unit
 from mna.errors import NetlistError
@@ -23,6 +22,8 @@ from mna.nonlinear import NonlinearLoad, NonlinearPart
 from mna.system import DescriptorSystem, InputSignal
 
 if TYPE_CHECKING:
+    import sympy
+
     from mna.circuit import Circuit, OutputName
     from mna.elements.base import Element
 
@@ -62,15 +63,21 @@ class SymbolicBackend:
     numbers become exact."""
 
     def __init__(self, circuit: Circuit):
+        import sympy
+
         self.spelling = {parameter(key): sympy.Symbol(name, real=True)
                          for key, name in circuit.parameter_names.items()}
 
     def evaluate(self, value: Value):
         if isinstance(value, float):
+            import sympy
+
             return sympy.nsimplify(value, rational=True)
         return value.xreplace(self.spelling)
 
     def sqrt(self, value):
+        import sympy
+
         return sympy.sqrt(value)
 
     def substitute(self, expression: sympy.Expr) -> sympy.Expr:
@@ -131,6 +138,8 @@ class MatrixBuilder:
 
     def build(self, shape: tuple[int, int], symbolic: bool):
         if symbolic:
+            import sympy
+
             matrix = sympy.zeros(*shape)
             for row, col, value in zip(self.rows, self.cols, self.values):
                 matrix[row, col] += value

@@ -7,85 +7,115 @@ Numbers are SPICE numbers (``2.2k``), so ``{2.2k*r}`` works as it does in ngspic
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
-
-import sympy
+from typing import TYPE_CHECKING
 
 from mna.errors import NetlistError
 from mna.netlist.model import SourceLocation
 from mna.units import parse_number
 
-TIME = sympy.Symbol("time", real=True)
+if TYPE_CHECKING:
+    import sympy
+
+# sympy is imported on first use, not with this module: it takes about a third of a second to
+# import, and a netlist of plain numbers never needs it.
 
 TOKEN = re.compile(
     r"\s*(?:(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[A-Za-z]*)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)"
     r"|(?P<op>\*\*|&&|\|\||==|!=|<=|>=|[-+*/^(),<>!]))"
 )
+UNARY_PRECEDENCE = 7
 
-CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
+
+@functools.cache
+def time_symbol() -> sympy.Symbol:
+    """The symbol ``time`` in source values and behavioural expressions."""
+    import sympy
+
+    return sympy.Symbol("time", real=True)
 
 
 def _truth(condition) -> sympy.Expr:
     """A sympy condition as the number 1 or 0, as SPICE expressions use them."""
+    import sympy
+
     return sympy.Piecewise((sympy.Integer(1), condition), (sympy.Integer(0), True))
 
 
 def _nonzero(value) -> sympy.Basic:
+    import sympy
+
     return sympy.Ne(value, 0)
 
 
-FUNCTIONS = {
-    "sqrt": (1, sympy.sqrt),
-    "exp": (1, sympy.exp),
-    "ln": (1, sympy.log),
-    "log": (1, sympy.log),
-    "log10": (1, lambda x: sympy.log(x, 10)),
-    "sin": (1, sympy.sin),
-    "cos": (1, sympy.cos),
-    "tan": (1, sympy.tan),
-    "asin": (1, sympy.asin),
-    "acos": (1, sympy.acos),
-    "atan": (1, sympy.atan),
-    "atan2": (2, sympy.atan2),
-    "sinh": (1, sympy.sinh),
-    "cosh": (1, sympy.cosh),
-    "tanh": (1, sympy.tanh),
-    "abs": (1, sympy.Abs),
-    "sign": (1, sympy.sign),
-    "min": (2, sympy.Min),
-    "max": (2, sympy.Max),
-    "pow": (2, sympy.Pow),
-    "floor": (1, sympy.floor),
-    "ceil": (1, sympy.ceiling),
-    "if": (3, lambda c, a, b: sympy.Piecewise((a, _nonzero(c)), (b, True))),
-}
+@dataclass(frozen=True)
+class _Grammar:
+    constants: dict
+    functions: dict   # name -> (arity, function)
+    binary: dict      # operator -> (precedence, function)
 
-BINARY = {
-    "||": (1, lambda a, b: _truth(sympy.Or(_nonzero(a), _nonzero(b)))),
-    "&&": (2, lambda a, b: _truth(sympy.And(_nonzero(a), _nonzero(b)))),
-    "==": (3, lambda a, b: _truth(sympy.Eq(a, b))),
-    "!=": (3, lambda a, b: _truth(sympy.Ne(a, b))),
-    "<": (4, lambda a, b: _truth(sympy.Lt(a, b))),
-    "<=": (4, lambda a, b: _truth(sympy.Le(a, b))),
-    ">": (4, lambda a, b: _truth(sympy.Gt(a, b))),
-    ">=": (4, lambda a, b: _truth(sympy.Ge(a, b))),
-    "+": (5, lambda a, b: a + b),
-    "-": (5, lambda a, b: a - b),
-    "*": (6, lambda a, b: a * b),
-    "/": (6, lambda a, b: a / b),
-}
-UNARY_PRECEDENCE = 7
+
+@functools.cache
+def _grammar() -> _Grammar:
+    import sympy
+
+    constants = {"pi": sympy.pi, "e": sympy.E}
+    functions = {
+        "sqrt": (1, sympy.sqrt),
+        "exp": (1, sympy.exp),
+        "ln": (1, sympy.log),
+        "log": (1, sympy.log),
+        "log10": (1, lambda x: sympy.log(x, 10)),
+        "sin": (1, sympy.sin),
+        "cos": (1, sympy.cos),
+        "tan": (1, sympy.tan),
+        "asin": (1, sympy.asin),
+        "acos": (1, sympy.acos),
+        "atan": (1, sympy.atan),
+        "atan2": (2, sympy.atan2),
+        "sinh": (1, sympy.sinh),
+        "cosh": (1, sympy.cosh),
+        "tanh": (1, sympy.tanh),
+        "abs": (1, sympy.Abs),
+        "sign": (1, sympy.sign),
+        "min": (2, sympy.Min),
+        "max": (2, sympy.Max),
+        "pow": (2, sympy.Pow),
+        "floor": (1, sympy.floor),
+        "ceil": (1, sympy.ceiling),
+        "if": (3, lambda c, a, b: sympy.Piecewise((a, _nonzero(c)), (b, True))),
+    }
+    binary = {
+        "||": (1, lambda a, b: _truth(sympy.Or(_nonzero(a), _nonzero(b)))),
+        "&&": (2, lambda a, b: _truth(sympy.And(_nonzero(a), _nonzero(b)))),
+        "==": (3, lambda a, b: _truth(sympy.Eq(a, b))),
+        "!=": (3, lambda a, b: _truth(sympy.Ne(a, b))),
+        "<": (4, lambda a, b: _truth(sympy.Lt(a, b))),
+        "<=": (4, lambda a, b: _truth(sympy.Le(a, b))),
+        ">": (4, lambda a, b: _truth(sympy.Gt(a, b))),
+        ">=": (4, lambda a, b: _truth(sympy.Ge(a, b))),
+        "+": (5, lambda a, b: a + b),
+        "-": (5, lambda a, b: a - b),
+        "*": (6, lambda a, b: a * b),
+        "/": (6, lambda a, b: a / b),
+    }
+    return _Grammar(constants, functions, binary)
 
 
 def parameter(name: str) -> sympy.Symbol:
     """The symbol standing for parameter `name` (names are case-insensitive)."""
+    import sympy
+
     return sympy.Symbol(name.lower(), real=True)
 
 
 def probe(kind: str, *names: str) -> sympy.Symbol:
     """The symbol for ``V(a)``, ``V(a,b)`` or ``I(name)`` inside a behavioural expression."""
+    import sympy
+
     return sympy.Symbol(f"{kind.upper()}({','.join(n.lower() for n in names)})", real=True)
 
 
@@ -118,6 +148,7 @@ class _Parser:
         self.location = location
         self.allow_time = time
         self.allow_probes = probes
+        self.grammar = _grammar()
         self.tokens = self._tokenize()
         self.index = 0
         self.names: dict[str, SourceLocation] = {}
@@ -168,15 +199,18 @@ class _Parser:
         left = self.unary()
         while True:
             kind, text, _ = self.peek()
-            if kind != "op" or text not in BINARY or BINARY[text][0] < min_precedence:
+            binary = self.grammar.binary
+            if kind != "op" or text not in binary or binary[text][0] < min_precedence:
                 return left
-            precedence, combine = BINARY[text]
+            precedence, combine = binary[text]
             self.take()
             left = combine(left, self.binary(precedence + 1))
 
     def unary(self) -> sympy.Expr:
         kind, text, _ = self.peek()
         if kind == "op" and text in ("-", "+", "!"):
+            import sympy
+
             self.take()
             operand = self.binary(UNARY_PRECEDENCE)
             return {"-": lambda: -operand, "+": lambda: operand,
@@ -187,6 +221,8 @@ class _Parser:
         base = self.primary()
         kind, text, _ = self.peek()
         if kind == "op" and text in ("^", "**"):
+            import sympy
+
             self.take()
             return sympy.Pow(base, self.binary(UNARY_PRECEDENCE))
         return base
@@ -194,6 +230,8 @@ class _Parser:
     def primary(self) -> sympy.Expr:
         kind, text, offset = self.take()
         if kind == "number":
+            import sympy
+
             value = parse_number(text)
             if value is None:
                 self.fail(f"bad number '{text}'", offset)
@@ -214,9 +252,9 @@ class _Parser:
             if not self.allow_time:
                 self.fail("'time' is only allowed in source values and behavioural elements",
                           offset)
-            return TIME
-        if key in CONSTANTS:
-            return CONSTANTS[key]
+            return time_symbol()
+        if key in self.grammar.constants:
+            return self.grammar.constants[key]
         self.names.setdefault(key, self.location.shifted(offset))
         return parameter(key)
 
@@ -225,9 +263,9 @@ class _Parser:
         self.take()
         if key in ("v", "i"):
             return self.probe(key, offset)
-        if key not in FUNCTIONS:
+        if key not in self.grammar.functions:
             self.fail(f"unknown function '{text}'", offset)
-        arity, function = FUNCTIONS[key]
+        arity, function = self.grammar.functions[key]
         args = [self.binary(0)]
         while self.peek()[1] == ",":
             self.take()

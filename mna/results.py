@@ -6,10 +6,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FileFormat = Literal["csv", "parquet"]
 
@@ -54,6 +56,8 @@ class OperatingPointResult(Result):
 
     def to_dataframe(self) -> pd.DataFrame:
         """Columns ``name, value, unit``, one row per output (units also in ``attrs``)."""
+        import pandas as pd
+
         frame = pd.DataFrame({"name": self.names, "value": self.values, "unit": self.units})
         frame.attrs["units"] = dict(zip(self.names, self.units))
         return frame
@@ -80,6 +84,8 @@ class TableResult(Result):
         return next(v for k, v in self.columns.items() if k.lower() == lowered)
 
     def to_dataframe(self) -> pd.DataFrame:
+        import pandas as pd
+
         frame = pd.DataFrame(self.columns)
         frame.attrs["units"] = dict(self.units)
         return frame
@@ -95,6 +101,8 @@ class TableResult(Result):
 
 def file_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The table as written to a file: a complex column becomes ``re(...)`` and ``im(...)``."""
+    import pandas as pd
+
     if frame.index.name is not None:  # a table indexed by its independent variable (time)
         frame = frame.reset_index()
     columns = {}

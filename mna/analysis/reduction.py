@@ -35,16 +35,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
-import sympy
 
 from mna.errors import DescriptorIndexError, SingularSystemError
 from mna.linalg import factor_if_regular
+
+if TYPE_CHECKING:
+    import sympy
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +98,12 @@ def _dense(matrix) -> np.ndarray:
 
 def _candidate_matrix(candidates: list[Candidate], n: int, order=None, symbolic=False):
     order = range(len(candidates)) if order is None else order
-    S = sympy.zeros(len(order), n) if symbolic else np.zeros((len(order), n))
+    if symbolic:
+        import sympy
+
+        S = sympy.zeros(len(order), n)
+    else:
+        S = np.zeros((len(order), n))
     for r, i in enumerate(order):
         for col, value in candidates[i].row.items():
             S[r, col] += value
@@ -295,6 +302,7 @@ def _left_null(C: np.ndarray) -> np.ndarray:
 
 
 def _left_null_exact(C) -> sympy.Matrix:
+    import sympy
     from sympy.polys.matrices import DomainMatrix
 
     n = C.shape[0]
@@ -315,6 +323,8 @@ def _split(coefficients, r: int, m: int, states) -> Reduced:
 
 
 def _numeric(matrix, generic: dict) -> np.ndarray:
+    import sympy
+
     matrix = sympy.Matrix(matrix)
     if matrix.shape[0] == 0 or matrix.shape[1] == 0:
         return np.zeros(matrix.shape)
@@ -323,6 +333,7 @@ def _numeric(matrix, generic: dict) -> np.ndarray:
 
 def _exact(G, C, B, P, Q, R, W, candidates, states, Ib, J):
     """``wanted_J · M_IJ^-1 · rhs_I`` over the field of rational functions of the parameters."""
+    import sympy
     from sympy.polys.matrices import DomainMatrix
 
     G, C, B, P, Q = (sympy.Matrix(M) for M in (G, C, B, P, Q))

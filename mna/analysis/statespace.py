@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sympy
 
 from mna.analysis.base import Analysis
 from mna.analysis.op import small_signal
@@ -39,8 +38,6 @@ from mna.netlist.model import Call, SourceLocation, Word
 from mna.results import Result, write_atomic
 
 log = logging.getLogger(__name__)
-
-S = sympy.Symbol("s")
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,6 +187,8 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
 
 def _parameter_values(circuit) -> dict:
     """Each parameter's symbol in a symbolic model → the netlist's value for it."""
+    import sympy
+
     values = NumericBackend(circuit).values
     return {sympy.Symbol(name, real=True): values[parameter(key)]
             for key, name in circuit.parameter_names.items()}
@@ -197,6 +196,8 @@ def _parameter_values(circuit) -> dict:
 
 def _generic_values(circuit, matrices) -> dict:
     """Each parameter symbol → its value, perturbed a little (rank decisions at a generic point)."""
+    import sympy
+
     values = NumericBackend(circuit).values
     rng = random.Random(20240601)
     symbols = set()
@@ -215,9 +216,11 @@ def _generic_values(circuit, matrices) -> dict:
 # --------------------------------------------------------------------------------------------
 
 def _is_zero_matrix(M) -> bool:
-    if isinstance(M, sympy.MatrixBase):
-        return all(sympy.simplify(e) == 0 for e in M)
-    return not np.any(np.asarray(M))
+    if isinstance(M, np.ndarray):
+        return not np.any(M)
+    import sympy
+
+    return all(sympy.simplify(e) == 0 for e in M)
 
 
 class StateSpaceResult(Result):
@@ -247,6 +250,8 @@ class StateSpaceResult(Result):
         sympy symbols → numbers) where given."""
         if not self.symbolic:
             return self
+        import sympy
+
         given = {sympy.Symbol(k, real=True) if isinstance(k, str) else k: v
                  for k, v in (values or {}).items()}
         subs = {**self.defaults, **given}
@@ -277,6 +282,9 @@ class StateSpaceResult(Result):
 
     def transfer_function(self):
         """``G(s) = C (sI - A)^-1 (B + s E) + D + s F`` as a sympy matrix (outputs × inputs)."""
+        import sympy
+
+        S = sympy.Symbol("s")
         A, B, C, D, E, F = (sympy.Matrix(M) if self.symbolic else
                             sympy.Matrix(np.asarray(M, float).tolist()) for M in self.matrices())
         n = A.shape[0]
@@ -379,6 +387,8 @@ class StateSpaceResult(Result):
 
     def to_latex(self) -> str:
         """The model as LaTeX: vectors of names and the six matrices."""
+        import sympy
+
         def tex(M):
             if self.symbolic:
                 return sympy.latex(sympy.Matrix(M))

@@ -6,15 +6,18 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from mna.analysis.dc import sweep_values
 from mna.errors import MnaError, NetlistError, in_context
 from mna.netlist.fields import FieldReader
 from mna.netlist.model import SourceLocation
 from mna.results import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class SteppedResult(Result):
         self.results = results
 
     def to_dataframe(self) -> pd.DataFrame:
+        import pandas as pd
+
         frames = []
         for point, result in zip(self.points, self.results):
             frame = result.to_dataframe()

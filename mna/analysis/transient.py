@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -37,6 +37,9 @@ from mna.linalg import factor
 from mna.netlist.fields import Value
 from mna.netlist.model import SourceLocation
 from mna.results import TableResult
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +159,8 @@ class TransientResult(TableResult):
         self.method = method
 
     def to_dataframe(self) -> pd.DataFrame:
+        import pandas as pd
+
         frame = pd.DataFrame({k: v for k, v in self.columns.items() if k != "time"},
                              index=pd.Index(self.columns["time"], name="time"))
         frame.attrs["units"] = dict(self.units)

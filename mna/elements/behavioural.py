@@ -7,28 +7,33 @@ its exact Jacobian; probes may read any domain, so a B source couples domains (J
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
 
 from mna.elements.base import Edge, Element, Role
 from mna.errors import NetlistError
-from mna.expr import TIME
+from mna.expr import time_symbol
 from mna.netlist.fields import GROUND, FieldReader
 from mna.netlist.model import Braced
 from mna.nonlinear import NonlinearPart
+
+if TYPE_CHECKING:
+    import sympy
 
 
 class Expression(NonlinearPart):
     """``sign * expr(z, time)`` added to equation rows; z are the unknowns it reads."""
 
     def __init__(self, name, indices, rows, signs, expression, variables):
+        import sympy
+
         super().__init__(name, indices)
         self.rows = rows
         self.signs = np.asarray(signs, float)
         gradient = [sympy.diff(expression, v) for v in variables]
-        self._value = sympy.lambdify([variables, TIME], expression, "math")
-        self._gradient = sympy.lambdify([variables, TIME], gradient, "math")
+        self._value = sympy.lambdify([variables, time_symbol()], expression, "math")
+        self._gradient = sympy.lambdify([variables, time_symbol()], gradient, "math")
         self.size = len(indices)
 
     def currents(self, x, time):
@@ -98,6 +103,8 @@ class BehaviouralSource(Element):
         return self.kind == "v"
 
     def stamp(self, s) -> None:
+        import sympy
+
         if self.kind == "v":
             k = s.branch(self)
             s.G.incidence(*self.nodes, k)
@@ -122,6 +129,8 @@ class BehaviouralSource(Element):
 
     def _probe(self, s, kind: str, keys: tuple[str, ...], variable) -> sympy.Expr:
         """A probe as a combination of the local variables of the unknowns it reads."""
+        import sympy
+
         if kind == "V":
             a, b = (*keys, GROUND)[:2]
             return variable(s.index_of(a)) - variable(s.index_of(b))

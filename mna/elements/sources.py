@@ -10,7 +10,7 @@ from typing import ClassVar
 from mna.domains import across_unit, through_unit
 from mna.elements.base import Element, Role, two_terminal_edge
 from mna.elements.waveforms import TimeExpression, Waveform
-from mna.expr import TIME
+from mna.expr import time_symbol
 from mna.netlist.fields import FieldReader, Value
 from mna.netlist.model import Braced, Call, Word
 from mna.units import parse_number
@@ -45,7 +45,7 @@ class Source(Element):
             elif isinstance(field, Braced) and dc is None and waveform is None:
                 reader.take("value")
                 value = reader.evaluate(field, "value", time=True)
-                if hasattr(value, "has") and value.has(TIME):
+                if hasattr(value, "has") and value.has(time_symbol()):
                     waveform = TimeExpression((value,))
                 else:
                     dc = value

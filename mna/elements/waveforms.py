@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import sympy
 
-from mna.expr import TIME
+from mna.expr import time_symbol
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,8 @@ class TimeExpression(Waveform):
     def resolve(self, evaluate):
         (expression,) = self.args
         # parameters become numbers one by one; `time` stays a symbol
-        values = {symbol: evaluate(symbol) for symbol in expression.free_symbols if symbol != TIME}
+        values = {symbol: evaluate(symbol) for symbol in expression.free_symbols
+                  if symbol != time_symbol()}
         return TimeExpression((expression.xreplace(values),))
 
     def values(self, t, tstep, tstop):
@@ -160,4 +160,6 @@ class TimeExpression(Waveform):
 def _compiled(expression):
     """``expression`` of ``time`` as a numpy function, compiled once (a step controller
     evaluates it at every step)."""
-    return sympy.lambdify(TIME, expression, "numpy")
+    import sympy
+
+    return sympy.lambdify(time_symbol(), expression, "numpy")

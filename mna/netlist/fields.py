@@ -9,8 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import sympy
+from typing import TYPE_CHECKING, TypeAlias
 
 from mna.errors import NetlistError
 from mna.expr import parse_expression, probe
@@ -18,7 +17,10 @@ from mna.netlist.model import Assign, Braced, Card, Field, SourceLocation, Word
 from mna.netlist.parser import field_text
 from mna.units import parse_number
 
-Value = float | sympy.Expr
+if TYPE_CHECKING:
+    import sympy
+
+Value: TypeAlias = "float | sympy.Expr"
 GROUND = "0"
 GROUND_ALIASES = {"0", "gnd"}
 

@@ -145,7 +145,6 @@ def test_statemint_tutorial_matches_statemint_package():
     ours = symbolic.tf
     names = {str(p).lower(): p for p in reference.TF.free_symbols}
     rename = {symbol(k): names[k.lower()] for k in ("R", "L", "Kv", "kt", "D", "Rf")}
-    rename[ssm.S] = sympy.Symbol("s")
     for i in range(3):
         difference = sympy.simplify(ours[i, 0].xreplace(rename) - reference.TF[i])
         assert difference == 0
