@@ -13,6 +13,7 @@ from mna.circuit import OPTION_CHOICES
 from mna.elements import Element
 from mna.errors import MnaError, NetlistError
 from mna.results import write_results
+from mna.units import parse_number
 
 log = logging.getLogger("mna")
 
@@ -82,9 +83,16 @@ def main(argv: list[str] | None = None) -> int:
         log.setLevel(logging.NOTSET)
 
 
+def _looks_like_an_element(line: str) -> bool:
+    """An element line forgotten in the title's place: an element name, then nodes and a value
+    (a title such as 'DC motor driving a load' names no number)."""
+    words = line.split()
+    return (len(words) >= 3 and Element.class_for(words[0]) is not None
+            and words[0][1:2].isalnum() and any(parse_number(w) is not None for w in words[1:]))
+
+
 def _check(circuit) -> int:
-    words = circuit.title.split()
-    if len(words) >= 3 and Element.class_for(words[0]) is not None and words[0][1:2].isalnum():
+    if _looks_like_an_element(circuit.title):
         log.warning("%s:1: the first line is the title, so '%s' is not read as an element",
                     circuit.path, circuit.title)
     domains = sorted({node.domain.value for node in circuit.nodes.values()})

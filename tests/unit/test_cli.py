@@ -93,6 +93,13 @@ def test_check_warns_when_the_title_looks_like_an_element(tmp_path, capsys):
     assert "the first line is the title" in capsys.readouterr().err
 
 
+def test_check_does_not_warn_about_a_title_without_numbers(tmp_path, capsys):
+    path = tmp_path / "titled.net"
+    path.write_text("DC motor driving a load\nV1 a 0 1\nR2 a 0 1\n")
+    assert status(["check", str(path)]) == 0
+    assert "title" not in capsys.readouterr().err
+
+
 def test_bad_netlist_exits_1_with_location_and_caret(tmp_path, capsys):
     path = tmp_path / "bad.net"
     path.write_text("bad\nV1 a 0 1\nR1 a 0 1x2\n.op\n")
