@@ -14,6 +14,7 @@ interpolated), and, in process, mna's time per step against a bare loop of the s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import platform
@@ -88,7 +89,9 @@ def run_mna_process(path: Path, out: Path) -> tuple[float, pd.DataFrame]:
 
 def in_process(text: str, backend: str, steps: int) -> dict[str, float]:
     """mna's stepping time per step and a bare `solve` loop on the same factors."""
-    circuit = mna.read_string(text.replace(".end\n", f".options solver={backend}\n.end\n"))
+    circuit = mna.read_string(text)
+    circuit = dataclasses.replace(circuit,
+                                  options=dataclasses.replace(circuit.options, solver=backend))
     analysis = next(a for a in circuit.analyses if isinstance(a, Transient))
     start = time.perf_counter()
     analysis.run(circuit)
@@ -121,11 +124,11 @@ def main(argv=None) -> int:
         print("ngspice is not installed: mna columns only")
         ngspice = None
     backends = ["superlu", "klu"] if args.backend == "both" else [args.backend]
-    if "klu" in backends and not linalg.klu_available():
-        print("pyklu is not installed: SuperLU only (pip install pyklu)")
+    if "klu" in backends and linalg.solver_in_use("klu") != "klu":
+        print("pyklu is not installed: SuperLU only (pip install -e '.[klu]')")
         backends = ["superlu"]
     # what the whole-process run factors with: the default solver, if its package is installed
-    process_solver = Options().solver if linalg.klu_available() else "superlu"
+    process_solver = linalg.solver_in_use(Options().solver)
     cases = [(f"ladder N={n}", *ladder(n, args.steps)) for n in args.sizes]
     if args.mesh:
         cases.append((f"mesh {args.mesh}x{args.mesh}", *mesh(args.mesh, args.steps)))

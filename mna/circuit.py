@@ -43,7 +43,7 @@ class Options:
     maxiter: int = 100
     stepcontrol: StepControl = "fixed"
     linearise: Linearise = "step"  # method=semi: Jacobian at every step, or once at t = 0
-    solver: Solver = "klu"         # sparse LU of real systems (SuperLU when pyklu is absent)
+    solver: Solver = "klu"         # sparse LU (SuperLU without pyklu; see linalg.factor)
 
 
 @dataclass(frozen=True)

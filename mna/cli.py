@@ -12,8 +12,9 @@ import mna
 from mna.circuit import OPTION_CHOICES
 from mna.elements import Element
 from mna.errors import MnaError, NetlistError
+from mna.netlist.fields import FieldReader, Scope
+from mna.netlist.parser import parse_text
 from mna.results import write_results
-from mna.units import parse_number
 
 log = logging.getLogger("mna")
 
@@ -83,16 +84,22 @@ def main(argv: list[str] | None = None) -> int:
         log.setLevel(logging.NOTSET)
 
 
-def _looks_like_an_element(line: str) -> bool:
-    """An element line forgotten in the title's place: an element name, then nodes and a value
-    (a title such as 'DC motor driving a load' names no number)."""
-    words = line.split()
-    return (len(words) >= 3 and Element.class_for(words[0]) is not None
-            and words[0][1:2].isalnum() and any(parse_number(w) is not None for w in words[1:]))
+def _reads_as_an_element(line: str) -> bool:
+    """Whether `line`, the title, is an element line that a missing title line pushed there:
+    it is one when the element's own reader accepts it ('DC motor driving a load' is not)."""
+    try:
+        cards = parse_text("\n" + line).cards
+        cls = Element.class_for(cards[0].head.text) if len(cards) == 1 else None
+        if cls is None:
+            return False
+        cls.from_fields(FieldReader(cards[0], Scope(), cls.usage, lambda *note: None))
+    except NetlistError:
+        return False
+    return True
 
 
 def _check(circuit) -> int:
-    if _looks_like_an_element(circuit.title):
+    if _reads_as_an_element(circuit.title):
         log.warning("%s:1: the first line is the title, so '%s' is not read as an element",
                     circuit.path, circuit.title)
     domains = sorted({node.domain.value for node in circuit.nodes.values()})

@@ -197,9 +197,9 @@ class _Parser:
 
     def binary(self, min_precedence: int) -> sympy.Expr:
         left = self.unary()
+        binary = self.grammar.binary
         while True:
             kind, text, _ = self.peek()
-            binary = self.grammar.binary
             if kind != "op" or text not in binary or binary[text][0] < min_precedence:
                 return left
             precedence, combine = binary[text]

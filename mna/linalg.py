@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 
@@ -89,8 +90,9 @@ def _c_stdout_silenced():
         os.close(saved)
 
 
+@functools.cache
 def klu_available() -> bool:
-    """Whether the KLU backend (``pip install pyklu``) is importable."""
+    """Whether KLU (the ``klu`` extra: ``pip install -e '.[klu]'``) is importable; asked once."""
     try:
         import PyKLU  # noqa: F401
     except ImportError:
@@ -98,21 +100,29 @@ def klu_available() -> bool:
     return True
 
 
-def factor(matrix: sp.spmatrix, names: tuple[str, ...], backend: str = "klu") -> Factorization:
-    """Factorise `matrix`, whose columns are the unknowns `names`.
+SOLVERS = ("klu", "superlu")
 
-    `backend` is ``"klu"`` (SuiteSparse KLU through ``pyklu``; SuperLU when that is not
-    installed, and for complex matrices) or ``"superlu"`` (scipy). KLU is the default because
-    benchmarks/transient.py measured its transient steps 1.3x (N = 1e3) to 9x (N = 1e5) faster
-    than SuperLU's on RC ladders (benchmarks/README.md).
+
+def solver_in_use(solver: str) -> str:
+    """The solver that `factor` uses for a real matrix when asked for `solver`: KLU needs the
+    ``pyklu`` package, and SuperLU stands in without it."""
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    return "klu" if solver == "klu" and klu_available() else "superlu"
+
+
+def factor(matrix: sp.spmatrix, names: tuple[str, ...], solver: str) -> Factorization:
+    """Factorise `matrix`, whose columns are the unknowns `names`, with `solver` (the
+    ``.options solver``): ``"klu"`` (SuiteSparse KLU through ``pyklu``) or ``"superlu"``
+    (scipy). Complex matrices always go to SuperLU.
 
     >>> import scipy.sparse as sp
-    >>> factor(sp.identity(2, format="csc"), ("V(a)", "V(b)")).solve(np.ones(2))
+    >>> factor(sp.identity(2, format="csc"), ("V(a)", "V(b)"), "superlu").solve(np.ones(2))
     array([1., 1.])
     """
     if matrix.shape[0] == 0:
         return _Empty(names)
-    if backend == "klu" and klu_available() and not np.iscomplexobj(matrix.data):
+    if solver_in_use(solver) == "klu" and not np.iscomplexobj(matrix.data):
         try:
             return KluFactorization(matrix, names)
         except SingularSystemError:
@@ -124,7 +134,8 @@ def factor_if_regular(matrix: sp.spmatrix, names: tuple[str, ...],
                       pivot_ratio: float = 1e-11) -> Factorization | None:
     """SuperLU factors of `matrix`, or None when it is singular or nearly so (a pivot below
     `pivot_ratio` times the largest): for callers that then take another way, so the
-    singular case is not diagnosed."""
+    singular case is not diagnosed. Always SuperLU, whatever ``.options solver`` says: the
+    test reads the pivots, which KLU does not expose."""
     try:
         lu = spla.splu(sp.csc_matrix(matrix))
     except RuntimeError:

@@ -99,7 +99,8 @@ def ac_response(system, f: np.ndarray, u: np.ndarray) -> np.ndarray:
     for k, fk in enumerate(f):
         jw = 2j * np.pi * fk
         try:
-            x = factor((G + jw * C).astype(complex), system.unknowns).solve(rhs.astype(complex))
+            matrix = (G + jw * C).astype(complex)   # complex: SuperLU whatever the solver option
+            x = factor(matrix, system.unknowns, "superlu").solve(rhs.astype(complex))
         except SingularSystemError as error:
             raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
         result[:, k] = P @ x + jw * (Q @ x) + R @ u

@@ -137,14 +137,14 @@ class LinearStepSolver:
     `factorizations` counts the factorisations made (the benchmark and tests read it).
     """
 
-    def __init__(self, C, G, names: tuple[str, ...], explicit: bool = False, capacity: int = 32,
-                 backend: str = "klu"):
+    def __init__(self, C, G, names: tuple[str, ...], solver: str, explicit: bool = False,
+                 capacity: int = 32):
         self.C = sp.csc_matrix(C)
         self.G = sp.csc_matrix(G)
         self.names = names
         self.explicit = explicit
         self.capacity = capacity
-        self.backend = backend
+        self.solver = solver
         self.factorizations = 0
         self._cache: OrderedDict[float, Factorization] = OrderedDict()
 
@@ -155,7 +155,7 @@ class LinearStepSolver:
             self._cache.move_to_end(key)
             return found
         matrix = self.C if self.explicit else self.C * gamma + self.G
-        found = factor(matrix, self.names, self.backend)
+        found = factor(matrix, self.names, self.solver)
         self.factorizations += 1
         self._cache[key] = found
         if len(self._cache) > self.capacity:

@@ -215,9 +215,9 @@ def _generic_values(circuit, matrices) -> dict:
 # the result
 # --------------------------------------------------------------------------------------------
 
-def _is_zero_matrix(M) -> bool:
-    if isinstance(M, np.ndarray):
-        return not np.any(M)
+def _is_zero_matrix(M, symbolic: bool) -> bool:
+    if not symbolic:
+        return not np.any(np.asarray(M))
     import sympy
 
     return all(sympy.simplify(e) == 0 for e in M)
@@ -281,7 +281,8 @@ class StateSpaceResult(Result):
         return result
 
     def transfer_function(self):
-        """``G(s) = C (sI - A)^-1 (B + s E) + D + s F`` as a sympy matrix (outputs × inputs)."""
+        """``G(s) = C (sI - A)^-1 (B + s E) + D + s F`` as a sympy matrix (outputs × inputs),
+        in the variable ``sympy.Symbol("s")``."""
         import sympy
 
         S = sympy.Symbol("s")
@@ -436,7 +437,7 @@ class StateSpaceResult(Result):
             block("D", self.D, self.outputs, self.inputs),
         ]
         for name, M, rows in (("E", self.E, self.states), ("F", self.F, self.outputs)):
-            if not _is_zero_matrix(M):
+            if not _is_zero_matrix(M, self.symbolic):
                 parts.append(block(name, M, rows, self.inputs))
             else:
                 parts.append(f"{name} = 0")

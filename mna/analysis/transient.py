@@ -118,8 +118,8 @@ class Transient(Analysis):
             differential=np.asarray(abs(C).sum(axis=0) > 0).ravel() if n else np.zeros(0, bool),
             absolute=_absolute_tolerances(system, options),
         )
-        solver = LinearStepSolver(system.C, system.G, system.unknowns, explicit=scheme.explicit,
-                                  backend=options.solver)
+        step_solver = LinearStepSolver(system.C, system.G, system.unknowns,
+                                       explicit=scheme.explicit, solver=options.solver)
         try:
             if semi:
                 times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
@@ -127,13 +127,14 @@ class Transient(Analysis):
                 times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax, options)
             elif adaptive:
                 times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax, options.reltol,
-                                             solver)
+                                             step_solver)
             else:
-                times, rows = fixed_steps(problem, scheme, x0, h, steps, solver)
+                times, rows = fixed_steps(problem, scheme, x0, h, steps, step_solver)
         except SingularSystemError as error:
             raise SingularSystemError(f"transient ({scheme.name}): {error}",
                                       error.unknowns) from None
-        log.info("transient: %d points, %d factorisations", len(times), solver.factorizations)
+        log.info("transient: %d points, %d factorisations", len(times),
+                 step_solver.factorizations)
         _check_finite(times, rows)
         outputs = len(system.outputs)
         u = inputs(times)
@@ -146,7 +147,7 @@ class Transient(Analysis):
         for k, (name, unit) in enumerate(zip(system.outputs, system.output_units, strict=True)):
             columns[name] = np.ascontiguousarray(values[keep, k])
             units[name] = unit
-        return TransientResult(columns, units, factorizations=solver.factorizations,
+        return TransientResult(columns, units, factorizations=step_solver.factorizations,
                                method=scheme.name)
 
 

@@ -93,9 +93,11 @@ def test_check_warns_when_the_title_looks_like_an_element(tmp_path, capsys):
     assert "the first line is the title" in capsys.readouterr().err
 
 
-def test_check_does_not_warn_about_a_title_without_numbers(tmp_path, capsys):
+@pytest.mark.parametrize("title", ["DC motor driving a load", "DC motor held at 0 rad/s",
+                                   "RC ladder of 1000 sections", "Low-pass filter 1"])
+def test_check_does_not_warn_about_a_title_that_is_no_element_line(tmp_path, capsys, title):
     path = tmp_path / "titled.net"
-    path.write_text("DC motor driving a load\nV1 a 0 1\nR2 a 0 1\n")
+    path.write_text(f"{title}\nV1 a 0 1\nR2 a 0 1\n")
     assert status(["check", str(path)]) == 0
     assert "title" not in capsys.readouterr().err
 

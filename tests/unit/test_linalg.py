@@ -18,7 +18,11 @@ def matrix() -> sp.csc_matrix:
                                    [1.0, 0.0, 0.0, 0.0]]))
 
 
-@pytest.mark.parametrize("backend", ["klu", "superlu"])
+KLU = pytest.param("klu", marks=pytest.mark.skipif(not linalg.klu_available(),
+                                                   reason="pyklu (the klu extra) is not installed"))
+
+
+@pytest.mark.parametrize("backend", [KLU, "superlu"])
 def test_each_backend_solves_to_round_off(backend):
     rhs = np.array([0.0, 1.0, -2.0, 5.0])
     factors = linalg.factor(matrix(), NAMES, backend)
@@ -28,11 +32,16 @@ def test_each_backend_solves_to_round_off(backend):
 
 def test_klu_falls_back_to_superlu_without_pyklu(monkeypatch):
     monkeypatch.setattr(linalg, "klu_available", lambda: False)
-    factors = linalg.factor(matrix(), NAMES, "klu")
-    assert type(factors) is linalg.Factorization
+    assert linalg.solver_in_use("klu") == "superlu"
+    assert type(linalg.factor(matrix(), NAMES, "klu")) is linalg.Factorization
 
 
-@pytest.mark.parametrize("backend", ["klu", "superlu"])
+def test_an_unknown_solver_is_refused():
+    with pytest.raises(ValueError, match="unknown solver 'KLU'"):
+        linalg.factor(matrix(), NAMES, "KLU")
+
+
+@pytest.mark.parametrize("backend", [KLU, "superlu"])
 def test_a_singular_matrix_names_the_unknowns_at_fault(backend):
     singular = matrix().tolil()
     singular[:, 2] = singular[:, 1] * -1.0   # V(c) moves with V(b): the pair is undetermined
