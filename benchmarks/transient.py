@@ -1,7 +1,7 @@
 """Transient benchmark: mna against ngspice on RC ladders and a 2-D RC mesh.
 
-    python benchmarks/transient.py [--sizes 1000 10000 100000] [--mesh 100] [--steps 10000]
-                                   [--no-ngspice] [--backend superlu|klu|both]
+    python benchmarks/transient.py [--sizes 1000 10000 100000] [--mesh 50] [--steps 10000]
+                                   [--no-ngspice] [--backend superlu|klu|both] [--phases]
 
 Each case is one netlist, run unchanged by both tools (whole process: ``python -m mna run``
 and ``ngspice -b``), with the trapezoidal rule, 10,000 steps of tstep (ngspice: tmax = tstep)
@@ -87,6 +87,36 @@ def run_mna_process(path: Path, out: Path) -> tuple[float, pd.DataFrame]:
     return time.perf_counter() - start, pd.read_csv(out / "tran.csv")
 
 
+# One `mna run` in a fresh interpreter, timed phase by phase as the CLI runs them.
+PHASES = """
+import sys, time
+start = time.perf_counter()
+import mna
+from mna.results import write_results
+imported = time.perf_counter()
+circuit = mna.read(sys.argv[1])
+read = time.perf_counter()
+results = mna.run(circuit)
+ran = time.perf_counter()
+write_results(results, sys.argv[2])
+print(imported - start, read - imported, ran - read, time.perf_counter() - ran)
+"""
+
+
+def phases(path: Path, out: Path, repeats: int = 3) -> list[float]:
+    """Seconds of interpreter start-up, imports, reading, the run and writing (best of
+    `repeats` fresh processes each)."""
+    best = [float("inf")] * 5
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        interpreter = time.perf_counter() - start
+        output = subprocess.run([sys.executable, "-c", PHASES, str(path), str(out)], check=True,
+                                capture_output=True, text=True).stdout
+        best = [min(b, v) for b, v in zip(best, [interpreter, *map(float, output.split())])]
+    return best
+
+
 def in_process(text: str, backend: str, steps: int) -> dict[str, float]:
     """mna's stepping time per step and a bare `solve` loop on the same factors."""
     circuit = mna.read_string(text)
@@ -118,6 +148,8 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=10000)
     parser.add_argument("--no-ngspice", action="store_true")
     parser.add_argument("--backend", choices=("superlu", "klu", "both"), default="both")
+    parser.add_argument("--phases", action="store_true",
+                        help="then time the phases of one mna process per case (best of 3)")
     args = parser.parse_args(argv)
     ngspice = None if args.no_ngspice else _ngspice_module()
     if ngspice is not None and not ngspice.available():
@@ -175,6 +207,14 @@ def main(argv=None) -> int:
                 else:
                     row += ["-"] * 4
                 print("| " + " | ".join(row) + " |", flush=True)
+        if args.phases:
+            print("\n| case | interpreter [s] | imports [s] | read [s] | run [s] | write [s] |")
+            print("|---|---|---|---|---|---|")
+            for name, text, _ in cases:
+                path = Path(tmp, "case.net")
+                path.write_text(text)
+                seconds = phases(path, Path(tmp, "out"))
+                print(f"| {name} | " + " | ".join(f"{v:.2f}" for v in seconds) + " |", flush=True)
     return 0
 
 
