@@ -147,6 +147,8 @@ class LinearStepSolver:
         self.solver = solver
         self.factorizations = 0
         self._cache: OrderedDict[float, Factorization] = OrderedDict()
+        self._last_gamma: float | None = None
+        self._last: Factorization | None = None
 
     def factor_for(self, gamma: float) -> Factorization:
         key = float(f"{gamma:.12g}")
@@ -163,7 +165,9 @@ class LinearStepSolver:
         return found
 
     def __call__(self, gamma: float, rhs: np.ndarray, time: float) -> np.ndarray:
-        return self.factor_for(gamma).solve_in_place(rhs)
+        if gamma != self._last_gamma:   # a fixed step asks for the same matrix every time
+            self._last_gamma, self._last = gamma, self.factor_for(gamma)
+        return self._last.solve_in_place(rhs)
 
 
 # -- local truncation error -------------------------------------------------------------------

@@ -43,13 +43,21 @@ except ImportError:  # pragma: no cover - a scipy without the private kernel
     _csr_matvec = None
 
 
-def accumulate(matrix: sp.csr_matrix, x: np.ndarray, out: np.ndarray) -> None:
-    """``out += matrix @ x`` in place."""
-    if _csr_matvec is not None:
-        rows, cols = matrix.shape
-        _csr_matvec(rows, cols, matrix.indptr, matrix.indices, matrix.data, x, out)
-    else:  # pragma: no cover
-        out += matrix @ x
+class MatVec:
+    """``out += matrix @ x`` in place, for a matrix fixed over many steps: scipy's own kernel
+    behind ``matrix @ x``, with its arguments gathered once (a step of a small system costs
+    a few microseconds, and attribute look-ups are a good part of that)."""
+
+    def __init__(self, matrix):
+        self.matrix = sp.csr_matrix(matrix)
+        self._arguments = (*self.matrix.shape, self.matrix.indptr, self.matrix.indices,
+                           self.matrix.data)
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        if _csr_matvec is not None:
+            _csr_matvec(*self._arguments, x, out)
+        else:  # pragma: no cover
+            out += self.matrix @ x
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,7 @@ class StepPlan:
 
     h: float
     gamma: float
-    history: tuple[sp.csr_matrix, ...]
+    history: tuple[MatVec, ...]
     input_weights: tuple[float, ...]   # for u_n, u_{n-1}, ... (already divided by the scale)
     corrections: tuple[float, ...] = ()  # x_n = z - sum_j corrections[j] x_{n-1-j}
 
@@ -76,11 +84,12 @@ class StepPlan:
         weights = tuple(b / scale for b in beta)
         gamma = step_gamma(alpha[0], beta[0], h)
         if not beta[0]:
-            return cls(h, gamma, tuple(history_matrices(C, G, alpha, beta, h)), weights)
+            return cls(h, gamma, tuple(map(MatVec, history_matrices(C, G, alpha, beta, h))),
+                       weights)
         factors = [(b * alpha[0] / beta[0] - a) / (h * beta[0]) for a, b in
                    zip(alpha[1:], beta[1:], strict=True)]
         C = sp.csr_matrix(C)
-        return cls(h, gamma, tuple(C * c for c in factors), weights,
+        return cls(h, gamma, tuple(MatVec(C * c) for c in factors), weights,
                    tuple(b / beta[0] for b in beta[1:]))
 
     def correct(self, x: np.ndarray, history: list[np.ndarray]) -> None:
@@ -109,6 +118,11 @@ class Problem:
         rows = np.flatnonzero(np.diff(sp.csr_matrix(self.B).indptr))
         self.input_rows = rows
         self.input_block = np.ascontiguousarray(sp.csr_matrix(self.B)[rows].toarray())
+        self.recorder = MatVec(self.record)
+
+    def drive(self, w: np.ndarray) -> np.ndarray:
+        """The nonzero rows of ``B w`` (`w` one vector of inputs, or one per row)."""
+        return w @ self.input_block.T
 
 
 def _progress(total: float, label: str):
@@ -121,13 +135,14 @@ def _progress(total: float, label: str):
                 bar_format="{l_bar}{bar}| t={n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
 
 
-def _build_rhs(problem: Problem, plan: StepPlan, history: list[np.ndarray], w: np.ndarray,
+def _build_rhs(problem: Problem, plan: StepPlan, history: list[np.ndarray], drive: np.ndarray,
                rhs: np.ndarray) -> None:
+    """``rhs = sum_j H_j x_{n-j} + B w_n``, with `drive` the nonzero rows of ``B w_n``."""
     rhs.fill(0.0)
-    for matrix, x in zip(plan.history, history, strict=False):
-        accumulate(matrix, x, rhs)
     if len(problem.input_rows):
-        rhs[problem.input_rows] += problem.input_block @ w
+        rhs.put(problem.input_rows, drive)   # a plain store: cheaper than a fancy-index add
+    for matvec, x in zip(plan.history, history, strict=False):
+        matvec(x, rhs)
 
 
 def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: float, steps: int,
@@ -143,13 +158,14 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     starter = method(scheme.starter) if scheme.starter else None
     startup = scheme.steps - 1 if starter else 0
     first = StepPlan.make(problem.C, problem.G, starter, h) if starter else None
-    # w_n = sum_j beta_j u_{n-j} / scale for the main method, vectorised over n
+    # w_n = sum_j beta_j u_{n-j} / scale for the main method, vectorised over n, and B w_n
     w = np.zeros_like(u)
     for j, weight in enumerate(main.input_weights):
         if weight:
             w[j:] += weight * u[: len(u) - j]
+    drive = problem.drive(w)
     record = np.zeros((steps + 1, problem.record.shape[0]))
-    accumulate(problem.record, x0, record[0])
+    problem.recorder(x0, record[0])
     history = [x0.copy() for _ in range(max(scheme.steps, 1))]
     spare = np.empty_like(x0)
     bar = _progress(times[-1], "tran")
@@ -157,17 +173,18 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     for n in range(1, steps + 1):
         if n <= startup:
             plan = first
-            wn = sum(weight * u[n - j] for j, weight in enumerate(plan.input_weights))
+            dn = problem.drive(sum(weight * u[n - j]
+                                   for j, weight in enumerate(plan.input_weights)))
         else:
-            plan, wn = main, w[n]
-        _build_rhs(problem, plan, history, wn, spare)
+            plan, dn = main, drive[n]
+        _build_rhs(problem, plan, history, dn, spare)
         x = solver(plan.gamma, spare, times[n])
         plan.correct(x, history)
         oldest = history.pop()
         if x is spare:
             spare = oldest
         history.insert(0, x)
-        accumulate(problem.record, x, record[n])
+        problem.recorder(x, record[n])
         if bar is not None and n % chunk == 0:
             bar.update(times[n] - bar.n)
     if bar is not None:
@@ -225,7 +242,7 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
         u_new = problem.inputs(np.array([t_new]))[0]
         past_u = [u_new, *inputs[::-1]]
         w = sum(weight * past_u[j] for j, weight in enumerate(plan.input_weights))
-        _build_rhs(problem, plan, xs[::-1], w, rhs)
+        _build_rhs(problem, plan, xs[::-1], problem.drive(w), rhs)
         x = solver(plan.gamma, rhs, t_new).copy()
         plan.correct(x, xs[::-1])
         # error check once enough points lie after the last restart
