@@ -376,15 +376,12 @@ class StateSpaceResult(Result):
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def to_dataframe(self):
-        import pandas as pd
-
-        rows = []
-        for name, M in zip("ABCDEF", self.matrices(), strict=False):
-            for i in range(M.shape[0]):
-                for j in range(M.shape[1]):
-                    rows.append({"matrix": name, "row": i, "col": j, "value": M[i, j]})
-        return pd.DataFrame(rows, columns=["matrix", "row", "col", "value"])
+    def table(self) -> dict[str, np.ndarray]:
+        """One row per matrix entry: ``matrix, row, col, value``."""
+        entries = [(name, i, j, M[i, j]) for name, M in zip("ABCDEF", self.matrices(), strict=False)
+                   for i in range(M.shape[0]) for j in range(M.shape[1])]
+        return {column: np.array([entry[k] for entry in entries])
+                for k, column in enumerate(("matrix", "row", "col", "value"))}
 
     def to_latex(self) -> str:
         """The model as LaTeX: vectors of names and the six matrices."""

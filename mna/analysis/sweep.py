@@ -81,20 +81,20 @@ class SteppedResult(Result):
         self.points = points
         self.results = results
 
-    def to_dataframe(self) -> pd.DataFrame:
-        import pandas as pd
+    def table(self) -> dict[str, np.ndarray]:
+        """The step points' tables one below the other, after a column per parameter."""
+        tables = [result.table() for result in self.results]
+        lengths = [len(next(iter(table.values()))) for table in tables]
+        leading = {name: np.repeat([point[i] for point in self.points], lengths)
+                   for i, name in enumerate(self.names)}
+        return {**leading, **{name: np.concatenate([table[name] for table in tables])
+                              for name in tables[0]}}
 
-        frames = []
-        for point, result in zip(self.points, self.results):
-            frame = result.to_dataframe()
-            if frame.index.name is not None:
-                frame = frame.reset_index()
-            leading = pd.DataFrame({n: np.full(len(frame), v) for n, v in zip(self.names, point)})
-            frames.append(pd.concat([leading, frame.reset_index(drop=True)], axis=1))
-        stacked = pd.concat(frames, ignore_index=True)
-        stacked.attrs["units"] = {**self.results[0].to_dataframe().attrs.get("units", {}),
-                                  **{n: "" for n in self.names}}
-        return stacked
+    def to_dataframe(self) -> pd.DataFrame:
+        frame = super().to_dataframe()
+        frame.attrs["units"] = {**self.results[0].to_dataframe().attrs.get("units", {}),
+                                **{n: "" for n in self.names}}
+        return frame
 
     def summary(self) -> str:
         heading = ", ".join(f"{n} ({len(set(p[i] for p in self.points))} values)"
