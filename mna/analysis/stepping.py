@@ -24,6 +24,7 @@ from mna.analysis.integrators import (
     MIN_FRACTION,
     START_FRACTION,
     LinearMultistep,
+    LinearStepSolver,
     StepSolver,
     error_ratio,
     grow_factor,
@@ -34,8 +35,11 @@ from mna.analysis.integrators import (
     step_gamma,
 )
 from mna.errors import ConvergenceError
+from mna.linalg import Factorization
 
 log = logging.getLogger(__name__)
+
+DENSE_STEP_LIMIT = 200   # unknowns: up to here a dense step beats a sparse solve (measured)
 
 try:  # y += A x without a temporary; scipy's own kernel behind `A @ x`
     from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
@@ -150,13 +154,15 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     """Integrate `steps` equal steps of size `h` from ``x0`` at t = 0.
 
     Returns the times and the recorded rows (one row per time point). A multistep method
-    takes its first steps with its starter (Gear-2: one trapezoidal step).
+    takes its first steps with its starter (Gear-2: one trapezoidal step). A small linear
+    system (up to `DENSE_STEP_LIMIT` unknowns) takes its main steps as dense propagators
+    (`Propagator`): there a step's few numpy calls, not its solve, are the cost.
     """
     times = h * np.arange(steps + 1)
     u = problem.inputs(times)                        # (N+1, m), evaluated once
     main = StepPlan.make(problem.C, problem.G, scheme, h)
     starter = method(scheme.starter) if scheme.starter else None
-    startup = scheme.steps - 1 if starter else 0
+    startup = min(scheme.steps - 1 if starter else 0, steps)
     first = StepPlan.make(problem.C, problem.G, starter, h) if starter else None
     # w_n = sum_j beta_j u_{n-j} / scale for the main method, vectorised over n, and B w_n
     w = np.zeros_like(u)
@@ -168,28 +174,67 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     problem.recorder(x0, record[0])
     history = [x0.copy() for _ in range(max(scheme.steps, 1))]
     spare = np.empty_like(x0)
+    for n in range(1, startup + 1):
+        dn = problem.drive(sum(weight * u[n - j] for j, weight in enumerate(first.input_weights)))
+        spare = _solved_step(problem, first, history, dn, spare, solver, times[n])
+        problem.recorder(history[0], record[n])
     bar = _progress(times[-1], "tran")
     chunk = max(1, steps // 100)
-    for n in range(1, steps + 1):
-        if n <= startup:
-            plan = first
-            dn = problem.drive(sum(weight * u[n - j]
-                                   for j, weight in enumerate(plan.input_weights)))
-        else:
-            plan, dn = main, drive[n]
-        _build_rhs(problem, plan, history, dn, spare)
-        x = solver(plan.gamma, spare, times[n])
-        plan.correct(x, history)
-        oldest = history.pop()
-        if x is spare:
-            spare = oldest
-        history.insert(0, x)
-        problem.recorder(x, record[n])
-        if bar is not None and n % chunk == 0:
-            bar.update(times[n] - bar.n)
+    if isinstance(solver, LinearStepSolver) and len(x0) <= DENSE_STEP_LIMIT:
+        propagator = Propagator(problem, main, solver.factor_for(main.gamma))
+        for start in range(startup + 1, steps + 1, chunk):
+            stop = min(start + chunk, steps + 1)
+            propagator.advance(history, drive[start:stop], record[start:stop])
+            if bar is not None:
+                bar.update(times[stop - 1] - bar.n)
+    else:
+        for n in range(startup + 1, steps + 1):
+            spare = _solved_step(problem, main, history, drive[n], spare, solver, times[n])
+            problem.recorder(history[0], record[n])
+            if bar is not None and n % chunk == 0:
+                bar.update(times[n] - bar.n)
     if bar is not None:
         bar.close()
     return times, record
+
+
+def _solved_step(problem: Problem, plan: StepPlan, history: list[np.ndarray], drive: np.ndarray,
+                 spare: np.ndarray, solver: StepSolver, time: float) -> np.ndarray:
+    """One step by a solve: the new point goes to the front of `history` (whose oldest point
+    leaves); returns the buffer free for the next right-hand side."""
+    _build_rhs(problem, plan, history, drive, spare)
+    x = solver(plan.gamma, spare, time)
+    plan.correct(x, history)
+    oldest = history.pop()
+    history.insert(0, x)
+    return oldest if x is spare else spare
+
+
+class Propagator:
+    """A step of a linear system as dense matrices, ``x_n = sum_j P_j x_{n-j} + Q d_n`` (``d_n``
+    the nonzero rows of ``B w_n``): ``P_j = A^-1 H_j - c_j I`` and ``Q = A^-1 E`` from the
+    step's factors, computed once. The same arithmetic as a solve per step, to round-off."""
+
+    def __init__(self, problem: Problem, plan: StepPlan, factors: Factorization):
+        size = len(problem.differential)
+        identity = np.eye(size)
+        self.P = [factors.solve(matvec.matrix.toarray()) for matvec in plan.history]
+        for P, correction in zip(self.P, plan.corrections, strict=False):
+            P -= correction * identity
+        self.Q = factors.solve(identity[:, problem.input_rows])
+        self.recorder = problem.recorder
+
+    def advance(self, history: list[np.ndarray], drive: np.ndarray, record: np.ndarray) -> None:
+        """Take one step per row of `drive` (``d_n``), recording each into `record`'s row."""
+        points = drive @ self.Q.T          # Q d_n for these steps, then the history terms added
+        term = np.empty(points.shape[1])
+        for x, row in zip(points, record, strict=True):
+            for P, past in zip(self.P, history, strict=False):
+                np.dot(P, past, out=term)
+                np.add(x, term, out=x)
+            history.pop()
+            history.insert(0, x)
+            self.recorder(x, row)
 
 
 def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, tstop: float,
