@@ -263,7 +263,13 @@ def _nonlinear_initial_state(circuit, system, u0, uic: bool, K, values) -> np.nd
 
 
 def _constraints(circuit, uic: bool):
-    """Rows ``k·x = value`` from ``IC=`` (and rest states with `uic`) and from ``.ic``."""
+    """Rows ``k·x = value`` from ``IC=`` and ``.ic`` and, with `uic`, from rest states.
+
+    An element's ``IC=`` outranks ``.ic`` on the same variable. A rest state (storage without
+    ``IC=`` under `uic`: value 0) fills in only where neither speaks: it is dropped when it
+    involves an unknown that an ``IC=`` or ``.ic`` constrains, as SPICE's `uic` takes the
+    ``.ic`` node voltages and 0 for the other nodes.
+    """
     s = Stamper(circuit, NumericBackend(circuit))
     n = len(s.unknowns)
     rows, values, labels = [], [], []
@@ -285,12 +291,20 @@ def _constraints(circuit, uic: bool):
         values.append(float(value))
         labels.append(label)
 
+    at_rest = []
     for element in circuit.elements:
         for row, value in element.initial_conditions(s, uic):
-            add(row, s.value(value), f"IC({element.name})", element.location)
+            if value is None:
+                at_rest.append((row, element))
+            else:
+                add(row, s.value(value), f"IC({element.name})", element.location)
     for output, value in circuit.initial.items():
         row = output_row(s, circuit, output)
         add(row, s.value(value), f".ic {circuit.label(output)}", output.location)
+    given = {col for row in rows for col in row.indices}
+    for row, element in at_rest:
+        if not given.intersection(row.x.cols):
+            add(row, 0.0, f"IC({element.name})", element.location)
     return rows, np.array(values, float), tuple(labels)
 
 

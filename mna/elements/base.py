@@ -133,7 +133,8 @@ class Element:
     def initial_conditions(self, s: Stamper, uic: bool) -> list[tuple[OutputRow, object]]:
         """Constraints ``row·x = value`` on the unknowns at t = 0 from the element's ``IC=``
         (values unevaluated); with `uic`, a storage element without ``IC=`` adds its rest
-        state (value 0). Elements that store nothing have none."""
+        state with value None (0 where no ``IC=`` or ``.ic`` speaks). Elements that store
+        nothing have none."""
         return []
 
     def fail(self, message: str) -> None:

@@ -68,7 +68,7 @@ class Passive(Element):
 
     def initial_conditions(self, s, uic):
         """A-type: its across variable; T-type: its through variable (``IC=`` or, with
-        `uic`, 0)."""
+        `uic`, None: at rest)."""
         from mna.assembly import OutputRow  # assembly imports the elements
 
         if self.role is Role.DISSIPATOR or (self.initial is None and not uic):
@@ -78,7 +78,7 @@ class Passive(Element):
             row.x.difference(*self.nodes, 1)
         else:
             row.x.add(s.branch(self), 1)
-        return [(row, 0.0 if self.initial is None else self.initial)]
+        return [(row, self.initial)]
 
     def analog(self, s) -> Value:
         """The electrical-analog value of the element (``b`` → ``1/b``, ``k`` → ``1/k``)."""

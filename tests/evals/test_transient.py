@@ -139,6 +139,25 @@ def test_uic_solves_the_algebraic_unknowns_consistently():
     assert abs(first["V(a)"] - 4.5) < 1e-12
 
 
+def test_uic_takes_ic_node_values_where_no_element_gives_one():
+    """.ic under uic: the capacitors start at the .ic node voltages (not at rest), and the
+    waveform is the closed form of the two-section RC ladder from there."""
+    circuit = mna.read_string("ic\nV1 in 0 1\nR1 in a 1k\nC1 a 0 1u\nR2 a b 1k\nC2 b 0 1u\n"
+                              ".ic V(a)=3 V(b)=-1\n.tran 5u 5m uic\n")
+    frame = transient(circuit).to_dataframe()
+    t = frame.index.to_numpy()
+    A = np.array([[-2.0, 1.0], [1.0, -1.0]]) * 1e3
+    exact = step_response(A, np.array([1e3, 0.0]), t, x0=np.array([3.0, -1.0]))
+    assert np.max(np.abs(frame[["V(a)", "V(b)"]].to_numpy() - exact)) < 1e-4
+
+
+def test_uic_ic_on_one_node_of_a_floating_capacitor_leaves_the_other_at_rest():
+    circuit = mna.read_string("float\nR1 a 0 1k\nC1 a b 1u\nC2 b 0 1u\nR2 b 0 1k\n"
+                              ".ic V(a)=2\n.tran 1u 10u uic\n")
+    start = transient(circuit).to_dataframe().iloc[0]
+    assert start["V(a)"] == pytest.approx(2.0) and start["V(b)"] == pytest.approx(0.0, abs=1e-12)
+
+
 def test_result_is_indexed_by_time_and_the_file_starts_with_time(tmp_path, read_netlist):
     result = transient(read_netlist(DATA / "tran_series_rlc.net"))
     frame = result.to_dataframe()
