@@ -1,7 +1,8 @@
 """Time functions of independent sources, evaluated vectorised on a whole time grid.
 
-Defaults follow ngspice: a missing rise or fall time is the time step, a missing pulse width
-or period is the stop time. Each waveform lists its breakpoints (corners) so that a step
+Defaults follow ngspice: a missing (or zero) rise or fall time, EXP delay or time constant
+is the time step, a missing pulse width or period is the stop time, a missing sine
+frequency is ``1/tstop``. Each waveform lists its breakpoints (corners) so that a step
 controller can land on them.
 """
 
@@ -60,12 +61,14 @@ class Pulse(Waveform):
         tr = tr or tstep
         tf = tf or tstep
         pw = pw or tstop
-        per = per or tstop
-        return v1, v2, td, tr, tf, pw, max(per, tr + pw + tf)
+        return v1, v2, td, tr, tf, pw, per or tstop
 
     def values(self, t, tstep, tstop):
+        """A period shorter than ``tr + pw + tf`` cuts the pulse short, as ngspice does; the
+        end of the first period still belongs to it (ngspice wraps only a time beyond it)."""
         v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
-        local = np.where(t < td, -1.0, np.mod(t - td, per))
+        since = t - td
+        local = np.where(since < 0, -1.0, np.where(since > per, np.mod(since, per), since))
         rising = v1 + (v2 - v1) * local / tr
         falling = v2 + (v1 - v2) * (local - tr - pw) / tf
         return np.select(
@@ -77,7 +80,8 @@ class Pulse(Waveform):
     def breakpoints(self, tstep, tstop):
         v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
         starts = td + per * np.arange(0, max(1, int(np.ceil((tstop - td) / per)) + 1))
-        corners = np.concatenate([starts + offset for offset in (0, tr, tr + pw, tr + pw + tf)])
+        corners = np.concatenate([starts + offset for offset in (0, tr, tr + pw, tr + pw + tf)
+                                  if offset < per or offset == 0])
         return np.unique(corners[(corners >= 0) & (corners <= tstop)])
 
     def at(self, time):
@@ -88,11 +92,12 @@ class Pulse(Waveform):
 @dataclass(frozen=True)
 class Sine(Waveform):
     keyword = "sin"
-    arity = (3, 6)
-    usage = "SIN(vo va freq [td [theta [phase]]])"
+    arity = (2, 6)
+    usage = "SIN(vo va [freq [td [theta [phase]]]])"
 
     def values(self, t, tstep, tstop):
         vo, va, freq, td, theta, phase = self._padded([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        freq = freq or 1.0 / tstop
         local = np.maximum(t - td, 0.0)
         wave = va * np.sin(2 * np.pi * freq * local + np.deg2rad(phase)) * np.exp(-theta * local)
         return vo + np.where(t < td, va * np.sin(np.deg2rad(phase)), wave)
@@ -110,6 +115,7 @@ class Exponential(Waveform):
 
     def _timing(self, tstep):
         v1, v2, td1, tau1, td2, tau2 = self._padded([0.0, 0.0, 0.0, tstep, 0.0, tstep])
+        td1 = td1 or tstep
         td2 = td2 or td1 + tstep
         return v1, v2, td1, tau1 or tstep, td2, tau2 or tstep
 

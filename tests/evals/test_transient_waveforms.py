@@ -18,6 +18,8 @@ V4 d 0 EXP(0 1 1m 0.5m 4m 1m)
 V5 e 0 PWL(0 0 1m 1 2m 1 3m -1)
 V6 f 0 EXP(1 -1)
 V7 g 0 PULSE(0 1)
+V8 h 0 SIN(0 1)
+V9 k 0 PULSE(0 1 0.1m 0.5m 0.5m 1m 1.2m)
 R1 a 0 1k
 R2 b 0 1k
 R3 c 0 1k
@@ -25,6 +27,8 @@ R4 d 0 1k
 R5 e 0 1k
 R6 f 0 1k
 R7 g 0 1k
+R8 h 0 1k
+R9 k 0 1k
 .tran 10u 6m
 .end
 """
@@ -39,9 +43,9 @@ def _waveforms():
 def test_waveforms_match_ngspice_at_its_time_points(ngspice):
     reference = ngspice.run(DECK)["tran"].data
     t = reference["time"].to_numpy()
-    # V6, EXP(1 -1) with every timing default, is left out: ngspice 39 holds it at 1 V, where
-    # its documented defaults (td2 = td1 + tstep, tau = tstep) give a dip; not settled yet.
-    for name, node in zip("123457", "abcdeg", strict=True):
+    # V6: EXP with every timing default (td1 = tau = tstep, td2 = td1 + tstep); V8: SIN with
+    # no frequency (1/tstop); V9: a period shorter than tr + pw + tf cuts the pulse short
+    for name, node in zip("123456789", "abcdefghk", strict=True):
         ours = _waveforms()[f"v{name}"].values(t, TSTEP, TSTOP)
         theirs = reference[f"V({node})"].to_numpy()
         assert np.max(np.abs(ours - theirs)) < 1e-9, f"V{name}"
@@ -53,6 +57,23 @@ def test_pulse_defaults_follow_ngspice():
     t = np.array([0.0, TSTEP / 2, TSTEP, 3e-3, TSTOP])
     assert np.allclose(wave.values(t, TSTEP, TSTOP), [0.0, 0.5, 1.0, 1.0, 1.0])
     assert wave.at(0.0) == 0.0
+
+
+def test_defaults_that_follow_ngspice_not_its_manual():
+    """ngspice's source code, not its manual: EXP's td1 = 0 means tstep; SIN without a
+    frequency runs at 1/tstop; a PULSE period shorter than tr + pw + tf is kept and cuts the
+    pulse short (its corners after the period's end are no breakpoints)."""
+    waves = _waveforms()
+    t = np.array([TSTEP / 2, 2 * TSTEP, 3 * TSTEP])
+    rise = 1 - np.exp(-(t - TSTEP).clip(0) / TSTEP)
+    fall = 1 - np.exp(-(t - 2 * TSTEP).clip(0) / TSTEP)
+    assert np.allclose(waves["v6"].values(t, TSTEP, TSTOP), 1 - 2 * rise + 2 * fall)
+    assert np.allclose(waves["v8"].values(np.array([TSTOP / 4]), TSTEP, TSTOP), [1.0])
+    pulse = waves["v9"]     # 0 -> 1, td 0.1m, tr = tf = 0.5m, pw 1m, per 1.2m: cut while high
+    t = np.array([1.3e-3, 1.35e-3, 1.6e-3, 2.55e-3])
+    assert np.allclose(pulse.values(t, TSTEP, TSTOP), [1.0, 0.1, 0.6, 0.1])
+    corners = pulse.breakpoints(TSTEP, TSTOP)
+    assert np.allclose(corners[:5], [0.1e-3, 0.6e-3, 1.3e-3, 1.8e-3, 2.5e-3])
 
 
 def test_pulse_shape_and_breakpoints():
