@@ -36,8 +36,11 @@ class LinearMultistep:
 
     `alpha` and `beta` run from the new point ``x_n`` (index 0) back to ``x_{n-k}``;
     `error_constant` is ``C_{p+1}`` in ``LTE = C_{p+1} h^{p+1} x^{(p+1)}``; `starter` names
-    the method that takes the first step (and the first step after a breakpoint) when there
-    is not yet enough history.
+    the method that takes the first step and the first step after a breakpoint (and, for a
+    multistep method, the steps until there is enough history). Backward Euler starts the
+    trapezoidal rule as SPICE does: a trapezoidal step keeps half of the previous point's
+    algebraic unknowns (``x_n = z - x_{n-1}``), so an inconsistent start or a corner of an
+    input would ring, undamped, in them ever after.
     """
 
     name: str
@@ -84,9 +87,10 @@ class VariableBDF2(LinearMultistep):
 METHODS: dict[str, LinearMultistep] = {
     "fe": LinearMultistep("forward Euler", (1.0, -1.0), (0.0, 1.0), 1, 0.5),
     "be": LinearMultistep("backward Euler", (1.0, -1.0), (1.0, 0.0), 1, -0.5),
-    "trap": LinearMultistep("trapezoidal", (1.0, -1.0), (0.5, 0.5), 2, -1.0 / 12.0),
+    "trap": LinearMultistep("trapezoidal", (1.0, -1.0), (0.5, 0.5), 2, -1.0 / 12.0,
+                            starter="be"),
     "gear2": VariableBDF2("Gear-2 (BDF2)", (1.0, -4.0 / 3.0, 1.0 / 3.0), (2.0 / 3.0, 0.0, 0.0),
-                          2, -2.0 / 9.0, starter="trap"),
+                          2, -2.0 / 9.0, starter="be"),
 }
 
 
@@ -200,8 +204,9 @@ MIN_FRACTION = 1e-12  # below hmax times this a step is too small
 
 
 def method_at(scheme: LinearMultistep, since_restart: int) -> LinearMultistep:
-    """The method of the next step: the starter until enough points follow the last restart."""
-    if since_restart >= scheme.steps - 1 or not scheme.starter:
+    """The method of the next step: the starter for the first step after a restart and until
+    enough points follow it."""
+    if since_restart >= max(1, scheme.steps - 1) or not scheme.starter:
         return scheme
     return method(scheme.starter)
 

@@ -154,17 +154,21 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
                 solver: StepSolver) -> tuple[np.ndarray, np.ndarray]:
     """Integrate `steps` equal steps of size `h` from ``x0`` at t = 0.
 
-    Returns the times and the recorded rows (one row per time point). A multistep method
-    takes its first steps with its starter (Gear-2: one trapezoidal step). A small linear
-    system (up to `DENSE_STEP_LIMIT` unknowns) takes its main steps as dense propagators
+    Returns the times and the recorded rows (one row per time point). The method's starter
+    (backward Euler) takes the first steps and the first step that starts at or after each
+    breakpoint (`restart_steps`), in substeps short enough to share the main method's
+    matrix when they can (the trapezoidal rule: two half steps). A small linear system (up
+    to `DENSE_STEP_LIMIT` unknowns) takes its other steps as dense propagators
     (`Propagator`): there a step's few numpy calls, not its solve, are the cost.
     """
     times = h * np.arange(steps + 1)
     u = problem.inputs(times)                        # (N+1, m), evaluated once
     main = StepPlan.make(problem.C, problem.G, scheme, h)
-    starter = method(scheme.starter) if scheme.starter else None
-    startup = min(scheme.steps - 1 if starter else 0, steps)
-    first = StepPlan.make(problem.C, problem.G, starter, h) if starter else None
+    starter, substeps = None, 1
+    if scheme.starter:
+        substeps = _shared_substeps(method(scheme.starter), main.gamma, h)
+        starter = StepPlan.make(problem.C, problem.G, method(scheme.starter), h / substeps)
+    restarts = restart_steps(scheme, problem.breakpoints, h, steps) if starter else []
     # w_n = sum_j beta_j u_{n-j} / scale for the main method, vectorised over n, and B w_n
     w = np.zeros_like(u)
     for j, weight in enumerate(main.input_weights):
@@ -175,28 +179,54 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     problem.recorder(x0, record[0])
     history = [x0.copy() for _ in range(max(scheme.steps, 1))]
     spare = np.empty_like(x0)
-    for n in range(1, startup + 1):
-        dn = problem.drive(sum(weight * u[n - j] for j, weight in enumerate(first.input_weights)))
-        spare = _solved_step(problem, first, history, dn, spare, solver, times[n])
-        problem.recorder(history[0], record[n])
-    bar = _progress(times[-1], "tran")
-    chunk = max(1, steps // 100)
+    propagator = None
     if isinstance(solver, LinearStepSolver) and len(x0) <= DENSE_STEP_LIMIT:
         propagator = Propagator(problem, main, solver.factor_for(main.gamma))
-        for start in range(startup + 1, steps + 1, chunk):
-            stop = min(start + chunk, steps + 1)
-            propagator.advance(history, drive[start:stop], record[start:stop])
+    bar = _progress(times[-1], "tran")
+    chunk = max(1, steps // 100)
+    first = 1
+    for restart in [*restarts, steps + 1]:
+        for start in range(first, restart, chunk):      # main steps up to the restart
+            stop = min(start + chunk, restart)
+            if propagator is not None:
+                propagator.advance(history, drive[start:stop], record[start:stop])
+            else:
+                for n in range(start, stop):
+                    spare = _solved_step(problem, main, history, drive[n], spare, solver,
+                                         times[n])
+                    problem.recorder(history[0], record[n])
             if bar is not None:
                 bar.update(times[stop - 1] - bar.n)
-    else:
-        for n in range(startup + 1, steps + 1):
-            spare = _solved_step(problem, main, history, drive[n], spare, solver, times[n])
-            problem.recorder(history[0], record[n])
-            if bar is not None and n % chunk == 0:
-                bar.update(times[n] - bar.n)
+        if restart <= steps:
+            for k in range(1, substeps + 1):
+                t = times[restart - 1] + k * starter.h
+                past = problem.inputs(t - starter.h * np.arange(len(starter.input_weights)))
+                dn = problem.drive(np.asarray(starter.input_weights) @ past)
+                spare = _solved_step(problem, starter, history, dn, spare, solver, t)
+            problem.recorder(history[0], record[restart])
+        first = restart + 1
     if bar is not None:
         bar.close()
     return times, record
+
+
+def _shared_substeps(starter: LinearMultistep, gamma: float, h: float) -> int:
+    """How many equal starter steps make up a step `h` with the main method's matrix
+    ``gamma C + G`` (backward Euler's gamma is 1/h'): 2 for the trapezoidal rule; 1 when no
+    whole number does (the starter then has a matrix of its own)."""
+    alpha, beta = starter.coefficients(1.0)
+    count = gamma * h * beta[0] / alpha[0] if beta[0] else 0.0
+    return round(count) if count >= 1 and abs(count - round(count)) < 1e-9 else 1
+
+
+def restart_steps(scheme: LinearMultistep, breakpoints: np.ndarray, h: float,
+                  steps: int) -> list[int]:
+    """The steps (numbered from 1) that the starter takes on a fixed grid: the first ones, and
+    the first step that starts at or after each breakpoint (a corner inside a step is past
+    by the end of that step)."""
+    opening = range(1, max(1, scheme.steps - 1) + 1)
+    after = np.ceil(np.asarray(breakpoints) / h * (1 - 1e-9)).astype(int) + 1
+    return sorted({n for n in (*opening, *after.tolist()) if 1 <= n <= steps})
 
 
 def _solved_step(problem: Problem, plan: StepPlan, history: list[np.ndarray], drive: np.ndarray,

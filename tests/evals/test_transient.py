@@ -232,3 +232,45 @@ def test_electrical_deck_against_ngspice(ngspice, read_netlist, name):
             assert np.max(np.abs(ours - theirs)) < 2e-3 * swing, column
             compared += 1
     assert compared >= 4
+
+
+# -- no trapezoidal ringing: backward-Euler restarts at t = 0 and after every corner ----------
+
+RAMP_ACROSS_C = """a source with corners straight across a capacitor
+V1 in 0 PULSE(0 1 0.1m {ramp} {ramp} 0.2m 1m)
+C1 in 0 1u
+R1 in 0 1k
+.options method={method} stepcontrol={control}
+.tran 2u 0.6m
+"""
+
+
+@pytest.mark.parametrize("control", ["fixed", "adaptive"])
+@pytest.mark.parametrize("method", ["trap", "gear2"])
+@pytest.mark.parametrize("ramp", ["18u", "17u"], ids=["corners-on-grid", "corners-off-grid"])
+def test_source_current_is_exact_on_the_flat_top(method, control, ramp):
+    """I(V1) = -(V/R + C dV/dt): -1 mA on the top, 0 before the pulse and after it. The
+    trapezoidal rule used to carry the jump in C dV/dt at each corner as a +-0.11 A ringing."""
+    text = RAMP_ACROSS_C.format(method=method, control=control, ramp=ramp)
+    frame = transient(mna.read_string(text)).to_dataframe()
+    t, current = frame.index.to_numpy(), frame["I(V1)"].to_numpy()
+    corner = 0.1e-3 + float(ramp[:-1]) * 1e-6
+    top = (t > corner + 2 * 2e-6) & (t < 0.3e-3 - 1e-6)
+    after = t > 0.3e-3 + 2 * float(ramp[:-1]) * 1e-6 + 2 * 2e-6
+    assert top.sum() > 50 and after.sum() > 50
+    assert np.max(np.abs(current[top] + 1e-3)) < 1e-9
+    assert np.max(np.abs(current[after])) < 1e-9
+
+
+def test_inconsistent_uic_start_settles_at_once():
+    """C1 sits across V1 with IC=0 against its 1 V: the first step must take the algebraic
+    unknowns to the consistent state, not ring around it (it used to: +-3000 A)."""
+    frame = transient(mna.read_string(
+        "uic\nV1 in 0 1\nC1 in 0 1u IC=0\nR1 in out 1k\nC2 out 0 1u IC=0.5\n"
+        ".tran 2u 1m uic\n")).to_dataframe().iloc[1:]
+    consistent = -(1 - frame["V(out)"]) / 1e3          # C1's current is 0 once V(in) = 1
+    assert np.max(np.abs(frame["I(V1)"] - consistent)) < 1e-9
+    dual = transient(mna.read_string(
+        "uic dual\nI1 0 a 1m\nL1 a b 1m IC=0\nR1 b 0 1k\nC1 b 0 1u\n.tran 2u 1m uic\n"
+    )).to_dataframe().iloc[1:]
+    assert np.max(np.abs(dual["V(a)"] - dual["V(b)"])) < 1e-9   # L1's voltage: 0 at 1 mA

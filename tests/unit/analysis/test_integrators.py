@@ -102,6 +102,8 @@ def test_stiff_eigenvalues():
 
 @pytest.mark.parametrize("name", ["be", "trap"])
 def test_stiff_rc_reproduces_the_exact_recursion(name):
+    """The trapezoidal rule's first step is two backward-Euler half steps (with its own
+    matrix ``I - h/2 A``): the start that keeps an inconsistent t = 0 from ringing."""
     h, tstop = 0.1, 3.0
     A, b = _stiff_state()
     eye = np.eye(2)
@@ -111,8 +113,12 @@ def test_stiff_rc_reproduces_the_exact_recursion(name):
         left, right, drive = eye - h * A / 2, eye + h * A / 2, h * b
     x = np.zeros(2)
     expected = [x]
-    for _ in range(int(round(tstop / h))):
-        x = np.linalg.solve(left, right @ x + drive)
+    for step in range(int(round(tstop / h))):
+        if name == "trap" and step == 0:
+            for _ in range(2):
+                x = np.linalg.solve(eye - h * A / 2, x + h * b / 2)
+        else:
+            x = np.linalg.solve(left, right @ x + drive)
         expected.append(x)
     expected = np.array(expected)
     frame = mna.run(mna.read_string(STIFF.format(method=name, h=h, tstop=tstop)))[0].to_dataframe()
