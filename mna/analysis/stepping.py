@@ -114,7 +114,8 @@ class Problem:
     G: sp.csr_matrix
     B: sp.csr_matrix
     record: sp.csr_matrix          # rows recorded at every point (outputs' P and Q parts)
-    inputs: Callable[[np.ndarray], np.ndarray]   # times -> inputs, shape (len(times), m)
+    # (times, before=False) -> inputs, shape (len(times), m); `before`: limits from the left
+    inputs: Callable[..., np.ndarray]
     breakpoints: np.ndarray
     differential: np.ndarray       # bool mask: unknowns that appear in C (for the LTE)
     absolute: np.ndarray           # absolute tolerance per unknown
@@ -163,6 +164,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     """
     times = h * np.arange(steps + 1)
     u = problem.inputs(times)                        # (N+1, m), evaluated once
+    ends = problem.inputs(times, before=True)        # a step ends before a jump at its end
     main = StepPlan.make(problem.C, problem.G, scheme, h)
     starter, substeps = None, 1
     if scheme.starter:
@@ -173,7 +175,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     w = np.zeros_like(u)
     for j, weight in enumerate(main.input_weights):
         if weight:
-            w[j:] += weight * u[: len(u) - j]
+            w[j:] += weight * (ends if j == 0 else u)[: len(u) - j]
     drive = problem.drive(w)
     record = np.zeros((steps + 1, problem.record.shape[0]))
     problem.recorder(x0, record[0])
@@ -201,6 +203,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
             for k in range(1, substeps + 1):
                 t = times[restart - 1] + k * starter.h
                 past = problem.inputs(t - starter.h * np.arange(len(starter.input_weights)))
+                past[0] = problem.inputs(np.array([t]), before=True)[0]
                 dn = problem.drive(np.asarray(starter.input_weights) @ past)
                 spare = _solved_step(problem, starter, history, dn, spare, solver, t)
             problem.recorder(history[0], record[restart])
@@ -316,7 +319,7 @@ def adaptive_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, ts
         plan = plan_for(use, h, h / previous)
         t_new = target if landing else t + h
         u_new = problem.inputs(np.array([t_new]))[0]
-        past_u = [u_new, *inputs[::-1]]
+        past_u = [problem.inputs(np.array([t_new]), before=True)[0], *inputs[::-1]]
         w = sum(weight * past_u[j] for j, weight in enumerate(plan.input_weights))
         _build_rhs(problem, plan, xs[::-1], problem.drive(w), rhs)
         x = solver(plan.gamma, rhs, t_new).copy()

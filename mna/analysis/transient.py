@@ -137,7 +137,7 @@ class Transient(Analysis):
                  step_solver.factorizations)
         _check_finite(times, rows)
         outputs = len(system.outputs)
-        u = inputs(times)
+        u = inputs(times, before=True)       # the inputs that the steps ending there saw
         values = rows[:, :outputs] + u @ system.R.T.toarray() if outputs else rows
         if system.Q.nnz:
             values = values + _derivative(times, rows[:, outputs:], scheme)
@@ -174,11 +174,13 @@ def _input_function(system, tstep: float, tstop: float):
     """``times -> u`` with shape ``(len(times), m)``: waveforms vectorised, DC held."""
     signals = system.inputs
 
-    def inputs(times: np.ndarray) -> np.ndarray:
+    def inputs(times: np.ndarray, before: bool = False) -> np.ndarray:
         u = np.empty((len(times), len(signals)))
         for k, signal in enumerate(signals):
             if signal.waveform is None:
                 u[:, k] = signal.dc
+            elif before:
+                u[:, k] = signal.waveform.values_before(times, tstep, tstop)
             else:
                 u[:, k] = signal.waveform.values(times, tstep, tstop)
         return u

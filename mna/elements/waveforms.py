@@ -40,6 +40,11 @@ class Waveform:
     def values(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
         raise NotImplementedError
 
+    def values_before(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
+        """The limits from the left: where the waveform jumps (a PWL time given twice), the
+        value just before the jump, for the step that ends there."""
+        return self.values(t, tstep, tstop)
+
     def breakpoints(self, tstep: float, tstop: float) -> np.ndarray:
         return np.empty(0)
 
@@ -137,8 +142,13 @@ class PiecewiseLinear(Waveform):
     usage = "PWL(t1 v1 [t2 v2 ...])"
 
     def values(self, t, tstep, tstop):
+        """At a time given twice, the second value (the jump has happened)."""
         times, levels = np.asarray(self.args[0::2], float), np.asarray(self.args[1::2], float)
         return np.interp(t, times, levels)
+
+    def values_before(self, t, tstep, tstop):
+        times, levels = np.asarray(self.args[0::2], float), np.asarray(self.args[1::2], float)
+        return np.interp(-np.asarray(t, float), -times[::-1], levels[::-1])
 
     def breakpoints(self, tstep, tstop):
         times = np.asarray(self.args[0::2], float)

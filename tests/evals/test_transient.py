@@ -274,3 +274,17 @@ def test_inconsistent_uic_start_settles_at_once():
         "uic dual\nI1 0 a 1m\nL1 a b 1m IC=0\nR1 b 0 1k\nC1 b 0 1u\n.tran 2u 1m uic\n"
     )).to_dataframe().iloc[1:]
     assert np.max(np.abs(dual["V(a)"] - dual["V(b)"])) < 1e-9   # L1's voltage: 0 at 1 mA
+
+
+@pytest.mark.parametrize("control", ["fixed", "adaptive"])
+def test_a_jump_on_the_grid_is_applied_at_its_time_not_a_step_early(control):
+    """PWL with a time given twice jumps there; the step ending at the jump sees the value
+    before it. V(out) is then 0 up to 0.1 ms and 1 - e^(-(t - 0.1m)/RC) after, to the
+    error of one backward-Euler restart, (h/RC)^2/4 = 2.5e-3 (it was 0.048 at the jump)."""
+    frame = transient(mna.read_string(
+        "jump\nV1 in 0 PWL(0 0 0.1m 0 0.1m 1 1m 1)\nR1 in out 1k\nC1 out 0 0.1u\n"
+        f".options stepcontrol={control}\n.tran 10u 0.5m\n")).to_dataframe()
+    t, v = frame.index.to_numpy(), frame["V(out)"].to_numpy()
+    exact = np.where(t > 1e-4, 1 - np.exp(-(t - 1e-4) / 1e-4), 0.0)
+    assert np.max(np.abs(v[t <= 1e-4])) == 0.0
+    assert np.max(np.abs(v - exact)) < 2.5e-3

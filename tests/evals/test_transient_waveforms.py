@@ -102,6 +102,14 @@ def test_sin_exp_pwl_by_hand():
     assert np.allclose(waves["v4"].breakpoints(TSTEP, TSTOP), [1e-3, 4e-3])
 
 
+def test_pwl_jump_has_a_value_before_and_after():
+    wave = mna.assemble(mna.read_string("j\nV1 a 0 PWL(0 0 1m 0 1m 2 3m 0)\nR1 a 0 1\n"
+                                        ".tran 1u 4m\n")).inputs[0].waveform
+    t = np.array([0.5e-3, 1e-3, 2e-3, 4e-3])
+    assert np.allclose(wave.values(t, TSTEP, TSTOP), [0, 2, 1, 0])
+    assert np.allclose(wave.values_before(t, TSTEP, TSTOP), [0, 0, 1, 0])
+
+
 def test_expression_of_time_drives_a_transient():
     circuit = mna.read_string("expr\n.param f0=50\nV1 a 0 {sin(2*pi*f0*time)}\nR1 a 0 1k\n"
                               ".tran 0.1m 40m\n")
