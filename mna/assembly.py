@@ -274,7 +274,7 @@ def assemble(
             e.input_unit(circuit.domain_of),
             e.dc_value(evaluate) if not symbolic else 0.0,
             e.ac_value(evaluate) if not symbolic else 0j,
-            e.waveform.resolve(evaluate) if e.waveform is not None and not symbolic else None,
+            _resolved_waveform(e, evaluate) if e.waveform is not None and not symbolic else None,
         )
         for e in s.input_elements
     )
@@ -303,6 +303,14 @@ def output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
     a, b = (*output.keys, GROUND)[:2]
     row.x.difference(a, b, 1)
     return row
+
+
+def _resolved_waveform(element, evaluate):
+    """The element's waveform with its parameters evaluated, checked once they are numbers."""
+    waveform = element.waveform.resolve(evaluate)
+    if problem := waveform.invalid():
+        raise NetlistError(f"{element.name}: {problem}", element.location)
+    return waveform
 
 
 def _internal_key(element: Element, suffix: str) -> str:

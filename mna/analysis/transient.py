@@ -85,9 +85,9 @@ class Transient(Analysis):
                                self.location)
         if not 0 <= tstart < tstop:
             raise NetlistError(f".tran tstart {tstart:g} must lie in [0, tstop)", self.location)
-        if tmax is not None and not tmax > 0:
-            raise NetlistError(f".tran tmax must be > 0 (got {tmax:g})", self.location)
-        return tstep, tstop, tstart, tmax
+        if tmax is not None and tmax < 0:
+            raise NetlistError(f".tran tmax must not be negative (got {tmax:g})", self.location)
+        return tstep, tstop, tstart, tmax or None   # tmax = 0: not given, as in ngspice
 
     def run(self, circuit) -> TransientResult:
         tstep, tstop, tstart, tmax = self.times(circuit)

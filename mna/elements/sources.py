@@ -91,7 +91,10 @@ def _waveform(reader: FieldReader, call: Call) -> Waveform:
     low, high = kind.arity
     if not low <= len(call.args) <= high or (kind.keyword == "pwl" and len(call.args) % 2):
         reader.fail(f"{call.name.text} takes {kind.usage}", call.location)
-    return kind(tuple(reader.evaluate(a, f"{call.name.text} argument") for a in call.args))
+    wave = kind(tuple(reader.evaluate(a, f"{call.name.text} argument") for a in call.args))
+    if all(isinstance(a, float) for a in wave.args) and (problem := wave.invalid()):
+        reader.fail(problem, call.location)
+    return wave
 
 
 @dataclass(eq=False)

@@ -40,6 +40,10 @@ class Waveform:
     def values(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
         raise NotImplementedError
 
+    def invalid(self) -> str | None:
+        """Why these (numeric) arguments make no waveform, or None."""
+        return None
+
     def values_before(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
         """The limits from the left: where the waveform jumps (a PWL time given twice), the
         value just before the jump, for the step that ends there."""
@@ -145,6 +149,14 @@ class PiecewiseLinear(Waveform):
         """At a time given twice, the second value (the jump has happened)."""
         times, levels = np.asarray(self.args[0::2], float), np.asarray(self.args[1::2], float)
         return np.interp(t, times, levels)
+
+    def invalid(self):
+        times = self.args[0::2]
+        for k in range(1, len(times)):
+            if times[k] < times[k - 1]:
+                return (f"PWL times must not decrease: t{k + 1} = {times[k]:g} comes after "
+                        f"t{k} = {times[k - 1]:g}")
+        return None
 
     def values_before(self, t, tstep, tstop):
         times, levels = np.asarray(self.args[0::2], float), np.asarray(self.args[1::2], float)

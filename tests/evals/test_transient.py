@@ -288,3 +288,10 @@ def test_a_jump_on_the_grid_is_applied_at_its_time_not_a_step_early(control):
     exact = np.where(t > 1e-4, 1 - np.exp(-(t - 1e-4) / 1e-4), 0.0)
     assert np.max(np.abs(v[t <= 1e-4])) == 0.0
     assert np.max(np.abs(v - exact)) < 2.5e-3
+
+
+def test_tmax_zero_means_not_given():
+    text = "rc\nV1 in 0 PULSE(0 1 0 1u 1u 1 2)\nR1 in out 1k\nC1 out 0 1u\n.tran 10u 1m 0 {}\n"
+    with_zero = transient(mna.read_string(text.format("0"))).to_dataframe()
+    without = transient(mna.read_string(text.format(""))).to_dataframe()
+    assert with_zero.equals(without) and len(without) == 101

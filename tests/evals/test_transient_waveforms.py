@@ -130,3 +130,12 @@ def test_cli_method_and_plot(tmp_path, method, capsys):
     png = (tmp_path / "out" / "tran.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert "TRAN: 301 points" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("times", ["0 0 1m 1 0.5m 3 2m 0", "0 0 {t1} 1 0.5m 3"])
+def test_pwl_times_that_go_backwards_are_an_error(times):
+    text = f"back\n.param t1=1m\nV1 a 0 PWL({times})\nR1 a 0 1k\n.tran 10u 3m\n"
+    with pytest.raises(mna.NetlistError, match=r"PWL times must not decrease: t3 = 0.0005 comes "
+                                                r"after t2 = 0.001") as error:
+        mna.run(mna.read_string(text))
+    assert error.value.location.line == 3
