@@ -200,17 +200,28 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
             if bar is not None:
                 bar.update(times[stop - 1] - bar.n)
         if restart <= steps:
-            for k in range(1, substeps + 1):
-                t = times[restart - 1] + k * starter.h
-                past = problem.inputs(t - starter.h * np.arange(len(starter.input_weights)))
-                past[0] = problem.inputs(np.array([t]), before=True)[0]
-                dn = problem.drive(np.asarray(starter.input_weights) @ past)
-                spare = _solved_step(problem, starter, history, dn, spare, solver, t)
+            spare = _restarted_step(problem, starter, substeps, history, spare, solver,
+                                    times[restart - 1])
             problem.recorder(history[0], record[restart])
         first = restart + 1
     if bar is not None:
         bar.close()
     return times, record
+
+
+def _restarted_step(problem: Problem, starter: StepPlan, substeps: int,
+                    history: list[np.ndarray], spare: np.ndarray, solver: StepSolver,
+                    start: float) -> np.ndarray:
+    """One step of the grid from time `start` as `substeps` starter steps, each with the
+    inputs at its own times; returns the free buffer, as `_solved_step`."""
+    weights = np.asarray(starter.input_weights)
+    for k in range(1, substeps + 1):
+        t = start + k * starter.h
+        past = problem.inputs(t - starter.h * np.arange(len(weights)))
+        past[0] = problem.inputs(np.array([t]), before=True)[0]
+        spare = _solved_step(problem, starter, history, problem.drive(weights @ past), spare,
+                             solver, t)
+    return spare
 
 
 def _shared_substeps(starter: LinearMultistep, gamma: float, h: float) -> int:
