@@ -155,22 +155,19 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
                 solver: StepSolver) -> tuple[np.ndarray, np.ndarray]:
     """Integrate `steps` equal steps of size `h` from ``x0`` at t = 0.
 
-    Returns the times and the recorded rows (one row per time point). The method's starter
-    (backward Euler) takes the first steps and the first step that starts at or after each
-    breakpoint (`restart_steps`), in substeps short enough to share the main method's
-    matrix when they can (the trapezoidal rule: two half steps). A small linear system (up
-    to `DENSE_STEP_LIMIT` unknowns) takes its other steps as dense propagators
-    (`Propagator`): there a step's few numpy calls, not its solve, are the cost.
+    Returns the times and the recorded rows (one row per time point). The first steps and
+    the first step that starts at or after each breakpoint (`restart_steps`) are restarts:
+    two backward-Euler quarter steps and a trapezoidal half step, all on one matrix
+    ``4 C/h + G`` (`restart_plans`). A small linear system (up to `DENSE_STEP_LIMIT`
+    unknowns) takes its other steps as dense propagators (`Propagator`): there a step's few
+    numpy calls, not its solve, are the cost.
     """
     times = h * np.arange(steps + 1)
     u = problem.inputs(times)                        # (N+1, m), evaluated once
     ends = problem.inputs(times, before=True)        # a step ends before a jump at its end
     main = StepPlan.make(problem.C, problem.G, scheme, h)
-    starter, substeps = None, 1
-    if scheme.starter:
-        substeps = _shared_substeps(method(scheme.starter), main.gamma, h)
-        starter = StepPlan.make(problem.C, problem.G, method(scheme.starter), h / substeps)
-    restarts = restart_steps(scheme, problem.breakpoints, h, steps) if starter else []
+    restarts = restart_steps(scheme, problem.breakpoints, h, steps) if scheme.starter else []
+    restart = restart_plans(problem, h) if restarts else []
     # w_n = sum_j beta_j u_{n-j} / scale for the main method, vectorised over n, and B w_n
     w = np.zeros_like(u)
     for j, weight in enumerate(main.input_weights):
@@ -187,9 +184,9 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     bar = _progress(times[-1], "tran")
     chunk = max(1, steps // 100)
     first = 1
-    for restart in [*restarts, steps + 1]:
-        for start in range(first, restart, chunk):      # main steps up to the restart
-            stop = min(start + chunk, restart)
+    for step in [*restarts, steps + 1]:
+        for start in range(first, step, chunk):      # main steps up to the restart
+            stop = min(start + chunk, step)
             if propagator is not None:
                 propagator.advance(history, drive[start:stop], record[start:stop])
             else:
@@ -199,38 +196,42 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
                     problem.recorder(history[0], record[n])
             if bar is not None:
                 bar.update(times[stop - 1] - bar.n)
-        if restart <= steps:
-            spare = _restarted_step(problem, starter, substeps, history, spare, solver,
-                                    times[restart - 1])
-            problem.recorder(history[0], record[restart])
-        first = restart + 1
+        if step <= steps:
+            _restarted_step(problem, restart, history, solver, times[step - 1])
+            problem.recorder(history[0], record[step])
+        first = step + 1
     if bar is not None:
         bar.close()
     return times, record
 
 
-def _restarted_step(problem: Problem, starter: StepPlan, substeps: int,
-                    history: list[np.ndarray], spare: np.ndarray, solver: StepSolver,
-                    start: float) -> np.ndarray:
-    """One step of the grid from time `start` as `substeps` starter steps, each with the
-    inputs at its own times; returns the free buffer, as `_solved_step`."""
-    weights = np.asarray(starter.input_weights)
-    for k in range(1, substeps + 1):
-        t = start + k * starter.h
-        past = problem.inputs(t - starter.h * np.arange(len(weights)))
+def restart_plans(problem: Problem, h: float) -> list[StepPlan]:
+    """A restart of a step `h`: two backward-Euler quarter steps, then a trapezoidal half
+    step, all with the matrix ``4 C/h + G``. Backward Euler takes the algebraic unknowns to a
+    state consistent with the inputs (a trapezoidal step keeps half of the previous ones, so
+    an inconsistent start or a corner of a source would ring, undamped); its first-order
+    error stays small at a quarter step, and the half step is second order again."""
+    quarter = StepPlan.make(problem.C, problem.G, method("be"), h / 4)
+    return [quarter, quarter, StepPlan.make(problem.C, problem.G, method("trap"), h / 2)]
+
+
+def _restarted_step(problem: Problem, plans: list[StepPlan], history: list[np.ndarray],
+                    solver: StepSolver, start: float) -> None:
+    """One step of the grid from time `start` by the one-step `plans` in turn, each with the
+    inputs at its own times; the new point goes to the front of `history` (restarts are
+    rare: their arrays are new)."""
+    x, t = history[0].copy(), start
+    for plan in plans:
+        t += plan.h
+        past = problem.inputs(t - plan.h * np.arange(len(plan.input_weights)))
         past[0] = problem.inputs(np.array([t]), before=True)[0]
-        spare = _solved_step(problem, starter, history, problem.drive(weights @ past), spare,
-                             solver, t)
-    return spare
-
-
-def _shared_substeps(starter: LinearMultistep, gamma: float, h: float) -> int:
-    """How many equal starter steps make up a step `h` with the main method's matrix
-    ``gamma C + G`` (backward Euler's gamma is 1/h'): 2 for the trapezoidal rule; 1 when no
-    whole number does (the starter then has a matrix of its own)."""
-    alpha, beta = starter.coefficients(1.0)
-    count = gamma * h * beta[0] / alpha[0] if beta[0] else 0.0
-    return round(count) if count >= 1 and abs(count - round(count)) < 1e-9 else 1
+        rhs = np.empty_like(x)
+        _build_rhs(problem, plan, [x], problem.drive(np.asarray(plan.input_weights) @ past), rhs)
+        solved = solver(plan.gamma, rhs, t).copy()
+        plan.correct(solved, [x])
+        x = solved
+    history.pop()
+    history.insert(0, x)
 
 
 def restart_steps(scheme: LinearMultistep, breakpoints: np.ndarray, h: float,

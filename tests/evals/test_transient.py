@@ -184,7 +184,8 @@ def test_fixed_step_factors_once(name):
     circuit = mna.read_string(f"rc\nV1 in 0 PULSE(0 1 1m 1u 1u 1m 3m)\nR1 in out 1k\nC1 out 0 1u\n"
                               f".options method={name}\n.tran 2u 6m\n")
     result = transient(circuit)
-    assert result.factorizations == (2 if name == "gear2" else 1)   # Gear-2: its starter too
+    # the trapezoidal rule and Gear-2 restart at t = 0 and after corners on a matrix of their own
+    assert result.factorizations == (1 if name == "be" else 2)
 
 
 def test_adaptive_steps_land_on_breakpoints_within_tmax(read_netlist):
@@ -280,14 +281,15 @@ def test_inconsistent_uic_start_settles_at_once():
 def test_a_jump_on_the_grid_is_applied_at_its_time_not_a_step_early(control):
     """PWL with a time given twice jumps there; the step ending at the jump sees the value
     before it. V(out) is then 0 up to 0.1 ms and 1 - e^(-(t - 0.1m)/RC) after, to the
-    error of one backward-Euler restart, (h/RC)^2/4 = 2.5e-3 (it was 0.048 at the jump)."""
+    error of the restart's backward-Euler quarter steps, ~(h/RC)^2/16 = 6e-4 (it was 0.048
+    at the jump)."""
     frame = transient(mna.read_string(
         "jump\nV1 in 0 PWL(0 0 0.1m 0 0.1m 1 1m 1)\nR1 in out 1k\nC1 out 0 0.1u\n"
         f".options stepcontrol={control}\n.tran 10u 0.5m\n")).to_dataframe()
     t, v = frame.index.to_numpy(), frame["V(out)"].to_numpy()
     exact = np.where(t > 1e-4, 1 - np.exp(-(t - 1e-4) / 1e-4), 0.0)
     assert np.max(np.abs(v[t <= 1e-4])) == 0.0
-    assert np.max(np.abs(v - exact)) < 2.5e-3
+    assert np.max(np.abs(v - exact)) < 1e-3
 
 
 def test_tmax_zero_means_not_given():
