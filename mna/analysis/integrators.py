@@ -36,8 +36,9 @@ class LinearMultistep:
 
     `alpha` and `beta` run from the new point ``x_n`` (index 0) back to ``x_{n-k}``;
     `error_constant` is ``C_{p+1}`` in ``LTE = C_{p+1} h^{p+1} x^{(p+1)}``; `starter` names
-    the method that takes the first step and the first step after a breakpoint (and, for a
-    multistep method, the steps until there is enough history). Backward Euler starts the
+    the method that takes the first step and the first step after a breakpoint in the
+    adaptive loops (and, for a multistep method, the steps until there is enough history;
+    fixed steps restart with `stepping.restart_plans`). Backward Euler starts the
     trapezoidal rule as SPICE does: a trapezoidal step keeps half of the previous point's
     algebraic unknowns (``x_n = z - x_{n-1}``), so an inconsistent start or a corner of an
     input would ring, undamped, in them ever after.
