@@ -137,7 +137,8 @@ class StepSolver(Protocol):
 
 class LinearStepSolver:
     """Factorisations of ``gamma C + G`` (or of ``C`` for an explicit method), cached by
-    `gamma`: a fixed step factors once; an adaptive run factors once per step size in use.
+    `gamma`: a fixed step factors once (and once more for its restarts); an adaptive run
+    factors once per step size in use.
 
     `factorizations` counts the factorisations made (the benchmark and tests read it).
     """

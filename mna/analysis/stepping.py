@@ -162,7 +162,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     unknowns) takes its other steps as dense propagators (`Propagator`): there a step's few
     numpy calls, not its solve, are the cost.
     """
-    times = h * np.arange(steps + 1)
+    times = _grid(h, steps, problem.breakpoints)
     u = problem.inputs(times)                        # (N+1, m), evaluated once
     ends = problem.inputs(times, before=True)        # a step ends before a jump at its end
     main = StepPlan.make(problem.C, problem.G, scheme, h)
@@ -197,7 +197,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
             if bar is not None:
                 bar.update(times[stop - 1] - bar.n)
         if step <= steps:
-            _restarted_step(problem, restart, history, solver, times[step - 1])
+            _restarted_step(problem, restart, history, solver, times[step - 1], times[step])
             problem.recorder(history[0], record[step])
         first = step + 1
     if bar is not None:
@@ -216,13 +216,14 @@ def restart_plans(problem: Problem, h: float) -> list[StepPlan]:
 
 
 def _restarted_step(problem: Problem, plans: list[StepPlan], history: list[np.ndarray],
-                    solver: StepSolver, start: float) -> None:
-    """One step of the grid from time `start` by the one-step `plans` in turn, each with the
-    inputs at its own times; the new point goes to the front of `history` (restarts are
-    rare: their arrays are new)."""
+                    solver: StepSolver, start: float, end: float) -> None:
+    """One step of the grid from `start` to `end` by the one-step `plans` in turn, each with
+    the inputs at its own times (the last one at `end` itself); the new point goes to the
+    front of `history`. Its arrays are new: a restart costs three solves anyway (a source
+    with a corner every few steps makes a run up to ~2x slower)."""
     x, t = history[0].copy(), start
-    for plan in plans:
-        t += plan.h
+    for k, plan in enumerate(plans):
+        t = end if k == len(plans) - 1 else t + plan.h
         past = problem.inputs(t - plan.h * np.arange(len(plan.input_weights)))
         past[0] = problem.inputs(np.array([t]), before=True)[0]
         rhs = np.empty_like(x)
@@ -232,6 +233,18 @@ def _restarted_step(problem: Problem, plans: list[StepPlan], history: list[np.nd
         x = solved
     history.pop()
     history.insert(0, x)
+
+
+def _grid(h: float, steps: int, breakpoints: np.ndarray) -> np.ndarray:
+    """``n h`` for n = 0..steps, with a time within round-off of a breakpoint set to it: a
+    jump at a grid time is then seen exactly there (from the left by the step that ends
+    there, from the right by the next)."""
+    times = h * np.arange(steps + 1)
+    if len(breakpoints):
+        nearest = np.rint(breakpoints / h).astype(int)
+        on_grid = (np.abs(nearest * h - breakpoints) <= 1e-9 * h) & (nearest <= steps)
+        times[nearest[on_grid]] = breakpoints[on_grid]
+    return times
 
 
 def restart_steps(scheme: LinearMultistep, breakpoints: np.ndarray, h: float,

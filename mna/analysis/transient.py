@@ -2,7 +2,9 @@
 
 A linear system ``G x + C x' = B u`` is integrated by one linear multistep method
 (`integrators`) on the engine in `stepping`: at a fixed step the matrix ``gamma C + G`` is
-factored once and each step is one forward/back substitution; with ``.options
+factored once (and ``4 C/h + G`` once for the restarts of the trapezoidal rule and Gear-2
+at t = 0 and after corners) and each step is one forward/back substitution, or up to 200
+unknowns one dense propagator; with ``.options
 stepcontrol=adaptive`` steps are chosen by the local truncation error and factorisations are
 cached per step size. A nonlinear system takes Newton at every step, or MTT's semi-implicit
 steps with ``method=semi`` (`newton_stepping`).
@@ -137,7 +139,10 @@ class Transient(Analysis):
                  step_solver.factorizations)
         _check_finite(times, rows)
         outputs = len(system.outputs)
-        u = inputs(times, before=True)       # the inputs that the steps ending there saw
+        # the inputs that the steps ending there saw: the linear engines take the value before
+        # a jump (the first point: the initial state's inputs)
+        u = inputs(times, before=system.is_linear and not semi)
+        u[0] = inputs(times[:1])[0]
         values = rows[:, :outputs] + u @ system.R.T.toarray() if outputs else rows
         if system.Q.nnz:
             values = values + _derivative(times, rows[:, outputs:], scheme)
@@ -207,9 +212,10 @@ def initial_state(circuit, system, u0: np.ndarray, uic: bool) -> np.ndarray:
 
     Without `uic`: the operating point with the inputs at t = 0, where ``.ic`` and ``IC=``
     values hold (each one a constraint bordering G, as a source forcing that value). With
-    `uic`: every storage element at its ``IC=`` or 0 (and ``.ic`` values), the algebraic
-    unknowns solved consistently. A circuit with no DC solution only because storage floats
-    (a free mass pushed by a force) starts from rest, with a warning.
+    `uic`: every storage element at its ``IC=``, else at the ``.ic`` values, else at rest
+    (`_constraints`), the algebraic unknowns solved consistently. A circuit with no DC
+    solution only because storage floats (a free mass pushed by a force) starts from rest,
+    with a warning.
     """
     if not uic:
         try:
@@ -268,9 +274,8 @@ def _constraints(circuit, uic: bool):
     """Rows ``k·x = value`` from ``IC=`` and ``.ic`` and, with `uic`, from rest states.
 
     An element's ``IC=`` outranks ``.ic`` on the same variable. A rest state (storage without
-    ``IC=`` under `uic`: value 0) fills in only where neither speaks: it is dropped when it
-    involves an unknown that an ``IC=`` or ``.ic`` constrains, as SPICE's `uic` takes the
-    ``.ic`` node voltages and 0 for the other nodes.
+    ``IC=`` under `uic`: value 0) is dropped when it involves an unknown that ``.ic`` gives,
+    as SPICE's `uic` starts such storage from the ``.ic`` node voltages and 0 for the others.
     """
     s = Stamper(circuit, NumericBackend(circuit))
     n = len(s.unknowns)
@@ -300,10 +305,11 @@ def _constraints(circuit, uic: bool):
                 at_rest.append((row, element))
             else:
                 add(row, s.value(value), f"IC({element.name})", element.location)
+    given = set()
     for output, value in circuit.initial.items():
         row = output_row(s, circuit, output)
         add(row, s.value(value), f".ic {circuit.label(output)}", output.location)
-    given = {col for row in rows for col in row.indices}
+        given.update(row.x.cols)
     for row, element in at_rest:
         if not given.intersection(row.x.cols):
             add(row, 0.0, f"IC({element.name})", element.location)

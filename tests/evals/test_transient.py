@@ -297,3 +297,21 @@ def test_tmax_zero_means_not_given():
     with_zero = transient(mna.read_string(text.format("0"))).to_dataframe()
     without = transient(mna.read_string(text.format(""))).to_dataframe()
     assert with_zero.equals(without) and len(without) == 101
+
+
+def test_a_jump_within_round_off_of_a_grid_time_is_on_it():
+    """0.3m is not 3 * 0.1m in floating point; the step ending there still sees the value
+    before the jump (V(out) stays 0 there, not 0.048)."""
+    frame = transient(mna.read_string(
+        "jump\nV1 in 0 PWL(0 0 0.3m 0 0.3m 1 10 1)\nR1 in out 1k\nC1 out 0 1u\n"
+        ".tran 0.1m 1m\n")).to_dataframe()
+    assert frame["V(out)"].iloc[3] == 0.0 and frame["V(out)"].iloc[4] > 0.05
+
+
+def test_uic_ic_of_an_element_leaves_its_neighbour_at_rest():
+    """C1 starts at its IC= 1 V; C2 (a to b) has none and no .ic speaks: it starts at rest,
+    so V(b) = V(a) = 1 V."""
+    start = transient(mna.read_string(
+        "ic\nC1 a 0 1u IC=1\nC2 a b 1u\nR1 b 0 1k\nR2 a 0 1k\n.tran 1u 3u uic\n"
+    )).to_dataframe().iloc[0]
+    assert start["V(a)"] == pytest.approx(1.0) and start["V(b)"] == pytest.approx(1.0)
