@@ -75,9 +75,21 @@ class Pulse(Waveform):
     def values(self, t, tstep, tstop):
         """A period shorter than ``tr + pw + tf`` cuts the pulse short, as ngspice does; the
         end of the first period still belongs to it (ngspice wraps only a time beyond it)."""
+        return self._shape(t, tstep, tstop, before=False)
+
+    def values_before(self, t, tstep, tstop):
+        """At the end of a cut-short period, the value before the cut."""
+        return self._shape(t, tstep, tstop, before=True)
+
+    def _shape(self, t, tstep, tstop, before: bool):
         v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
-        since = t - td
-        local = np.where(since < 0, -1.0, np.where(since > per, np.mod(since, per), since))
+        since = np.asarray(t, float) - td
+        periods = since / per
+        nearest = np.rint(periods)
+        at_end = (np.abs(periods - nearest) <= 1e-9) & (nearest >= 1)   # to round-off
+        local = np.where(at_end, np.where(before | (nearest == 1), per, 0.0),
+                         since - per * np.floor(periods))
+        local = np.where(since < 0, -1.0, local)
         rising = v1 + (v2 - v1) * local / tr
         falling = v2 + (v1 - v2) * (local - tr - pw) / tf
         return np.select(

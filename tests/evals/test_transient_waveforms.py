@@ -102,6 +102,17 @@ def test_sin_exp_pwl_by_hand():
     assert np.allclose(waves["v4"].breakpoints(TSTEP, TSTOP), [1e-3, 4e-3])
 
 
+def test_cut_short_pulse_has_a_value_before_and_after_each_period_end():
+    """PULSE(0 1 0 1u 1u 10u 5u) is cut while high at every period end: from the left 1,
+    from the right 0 (the next rise starts), whatever the round-off of k * per; the first
+    period's end keeps its value, as ngspice (which wraps only a time beyond a period)."""
+    wave = mna.assemble(mna.read_string("p\nV1 a 0 PULSE(0 1 0 1u 1u 10u 5u)\nR1 a 0 1\n"
+                                        ".tran 0.1u 40u\n")).inputs[0].waveform
+    ends = 5e-6 * np.arange(1, 8)
+    assert np.array_equal(wave.values(ends, 1e-7, 40e-6), [1, 0, 0, 0, 0, 0, 0])
+    assert np.array_equal(wave.values_before(ends, 1e-7, 40e-6), [1] * 7)
+
+
 def test_pwl_jump_has_a_value_before_and_after():
     wave = mna.assemble(mna.read_string("j\nV1 a 0 PWL(0 0 1m 0 1m 2 3m 0)\nR1 a 0 1\n"
                                         ".tran 1u 4m\n")).inputs[0].waveform
