@@ -168,6 +168,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     main = StepPlan.make(problem.C, problem.G, scheme, h)
     restarts = restart_steps(scheme, problem.breakpoints, h, steps) if scheme.starter else []
     restart = restart_plans(problem, h) if restarts else []
+    restart_drives = _restart_drives(problem, restart, times, restarts)
     # w_n = sum_j beta_j u_{n-j} / scale for the main method, vectorised over n, and B w_n
     w = np.zeros_like(u)
     for j, weight in enumerate(main.input_weights):
@@ -184,7 +185,7 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
     bar = _progress(times[-1], "tran")
     chunk = max(1, steps // 100)
     first = 1
-    for step in [*restarts, steps + 1]:
+    for count, step in enumerate([*restarts, steps + 1]):
         for start in range(first, step, chunk):      # main steps up to the restart
             stop = min(start + chunk, step)
             if propagator is not None:
@@ -197,7 +198,8 @@ def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: fl
             if bar is not None:
                 bar.update(times[stop - 1] - bar.n)
         if step <= steps:
-            _restarted_step(problem, restart, history, solver, times[step - 1], times[step])
+            _restarted_step(problem, restart, [d[count] for d in restart_drives], history,
+                            solver, times[step - 1])
             problem.recorder(history[0], record[step])
         first = step + 1
     if bar is not None:
@@ -215,19 +217,34 @@ def restart_plans(problem: Problem, h: float) -> list[StepPlan]:
     return [quarter, quarter, StepPlan.make(problem.C, problem.G, method("trap"), h / 2)]
 
 
-def _restarted_step(problem: Problem, plans: list[StepPlan], history: list[np.ndarray],
-                    solver: StepSolver, start: float, end: float) -> None:
-    """One step of the grid from `start` to `end` by the one-step `plans` in turn, each with
-    the inputs at its own times (the last one at `end` itself); the new point goes to the
-    front of `history`. Its arrays are new: a restart costs three solves anyway (a source
-    with a corner every few steps makes a run up to ~2x slower)."""
-    x, t = history[0].copy(), start
+def _restart_drives(problem: Problem, plans: list[StepPlan], times: np.ndarray,
+                    restarts: list[int]) -> list[np.ndarray]:
+    """For each of the restart `plans`, the nonzero rows of ``B w`` at every restart, the
+    inputs evaluated once for all of them (the last plan ends at the grid time, seen from
+    the left)."""
+    steps = np.asarray(restarts, int)
+    drives, elapsed = [], 0.0
     for k, plan in enumerate(plans):
-        t = end if k == len(plans) - 1 else t + plan.h
-        past = problem.inputs(t - plan.h * np.arange(len(plan.input_weights)))
-        past[0] = problem.inputs(np.array([t]), before=True)[0]
+        elapsed += plan.h
+        ends = times[steps] if k == len(plans) - 1 else times[steps - 1] + elapsed
+        w = plan.input_weights[0] * problem.inputs(ends, before=True)
+        for j, weight in enumerate(plan.input_weights[1:], start=1):
+            if weight:
+                w = w + weight * problem.inputs(ends - j * plan.h)
+        drives.append(problem.drive(w))
+    return drives
+
+
+def _restarted_step(problem: Problem, plans: list[StepPlan], drives: list[np.ndarray],
+                    history: list[np.ndarray], solver: StepSolver, start: float) -> None:
+    """One step of the grid from `start` by the one-step `plans` in turn, with their
+    `drives`; the new point goes to the front of `history`. Its arrays are new: a restart
+    costs three solves anyway."""
+    x, t = history[0].copy(), start
+    for plan, drive in zip(plans, drives, strict=True):
+        t += plan.h
         rhs = np.empty_like(x)
-        _build_rhs(problem, plan, [x], problem.drive(np.asarray(plan.input_weights) @ past), rhs)
+        _build_rhs(problem, plan, [x], drive, rhs)
         solved = solver(plan.gamma, rhs, t).copy()
         plan.correct(solved, [x])
         x = solved
