@@ -109,8 +109,9 @@ def newton_steps(system: DescriptorSystem, problem: Problem, scheme: LinearMulti
         ratio_h = h / (history.times[-1] - history.times[-2]) if len(history.times) > 1 else 1.0
         alpha, beta = use.coefficients(ratio_h)
         u_new = problem.inputs(np.array([t_new]))[0]
-        gamma = alpha[0] / (h * beta[0])
-        b = problem.B @ u_new + history.right_hand_side(alpha, beta, h)
+        gamma = alpha[0] / (h * beta[0])   # the step ends before a jump at t_new: its left value
+        b = (problem.B @ problem.inputs(np.array([t_new]), before=True)[0]
+             + history.right_hand_side(alpha, beta, h))
         try:
             x = newton(system, problem.G + gamma * problem.C, b, history.predict(t_new), options,
                        charge_scale=gamma, time=t_new)

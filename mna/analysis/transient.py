@@ -139,9 +139,9 @@ class Transient(Analysis):
                  step_solver.factorizations)
         _check_finite(times, rows)
         outputs = len(system.outputs)
-        # the inputs that the steps ending there saw: the linear engines take the value before
-        # a jump (the first point: the initial state's inputs)
-        u = inputs(times, before=system.is_linear and not semi)
+        # the inputs that the steps ending there saw: the value before a jump (MTT's
+        # semi-implicit steps take the value after it); the first point: the initial state's
+        u = inputs(times, before=not semi)
         u[0] = inputs(times[:1])[0]
         values = rows[:, :outputs] + u @ system.R.T.toarray() if outputs else rows
         if system.Q.nnz:

@@ -315,3 +315,15 @@ def test_uic_ic_of_an_element_leaves_its_neighbour_at_rest():
         "ic\nC1 a 0 1u IC=1\nC2 a b 1u\nR1 b 0 1k\nR2 a 0 1k\n.tran 1u 3u uic\n"
     )).to_dataframe().iloc[0]
     assert start["V(a)"] == pytest.approx(1.0) and start["V(b)"] == pytest.approx(1.0)
+
+
+def test_a_jump_reaches_a_nonlinear_circuit_at_its_time():
+    """Newton's steps too: the step ending at the jump sees the value before it, and the
+    printed source current agrees with the state (both 0 at 1 ms, both moving after)."""
+    frame = transient(mna.read_string(
+        "jump\nI1 0 a PWL(0 0 1m 0 1m 1m 3m 1m)\nD1 a 0 dmod\nC1 a 0 1n\n"
+        ".model dmod D(IS=1e-14)\n.tran 0.1m 2m\n")).to_dataframe()
+    at_jump = frame.loc[np.isclose(frame.index, 1e-3)].iloc[0]
+    assert at_jump["V(a)"] == pytest.approx(0.0, abs=1e-9)
+    assert at_jump["I(I1)"] == pytest.approx(0.0, abs=1e-15)
+    assert frame["V(a)"].iloc[-1] > 0.5
