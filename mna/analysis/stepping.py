@@ -238,18 +238,15 @@ def _restart_drives(problem: Problem, plans: list[StepPlan], times: np.ndarray,
 def _restarted_step(problem: Problem, plans: list[StepPlan], drives: list[np.ndarray],
                     history: list[np.ndarray], solver: StepSolver, start: float) -> None:
     """One step of the grid from `start` by the one-step `plans` in turn, with their
-    `drives`; the new point goes to the front of `history`. Its arrays are new: a restart
-    costs three solves anyway."""
-    x, t = history[0].copy(), start
+    `drives`; only the step's end goes to the front of `history` (a multistep method keeps
+    its grid points)."""
+    point, t = [history[0].copy()], start
+    spare = np.empty_like(point[0])
     for plan, drive in zip(plans, drives, strict=True):
         t += plan.h
-        rhs = np.empty_like(x)
-        _build_rhs(problem, plan, [x], drive, rhs)
-        solved = solver(plan.gamma, rhs, t).copy()
-        plan.correct(solved, [x])
-        x = solved
+        spare = _solved_step(problem, plan, point, drive, spare, solver, t)
     history.pop()
-    history.insert(0, x)
+    history.insert(0, point[0])
 
 
 def _grid(h: float, steps: int, breakpoints: np.ndarray) -> np.ndarray:
