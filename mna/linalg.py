@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
-import sys
+import time
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from mna import klu
 from mna.errors import SingularSystemError
 
 DENSE_DIAGNOSIS_LIMIT = 3000
+ORDER_FILL_MARGIN = 2.0   # a given order's fill may be this times KLU's own (a ladder's: 1.5)
 
 
 class Factorization:
@@ -44,60 +43,34 @@ class Factorization:
 
 
 class KluFactorization(Factorization):
-    """The same interface on SuiteSparse KLU (the ``pyklu`` package)."""
+    """The same interface on SuiteSparse KLU (`mna.klu`), with KLU's ordering or `order`."""
 
-    def __init__(self, matrix: sp.spmatrix, names: tuple[str, ...]):
-        import PyKLU
-
+    def __init__(self, matrix: sp.spmatrix, names: tuple[str, ...],
+                 order: np.ndarray | None = None):
         self.names = names
         self.matrix = sp.csc_matrix(matrix, dtype=float)
-        self.matrix.sort_indices()
-        self._lu = PyKLU.Klu(self.matrix)
-        # KLU reports a singular matrix only by printing from C: check one solve instead,
-        # with that printing silenced.
-        probe = np.linspace(1.0, 2.0, self.matrix.shape[0])
-        with _c_stdout_silenced():
-            solution = self._lu.solve(probe)
-        residual = self.matrix @ solution - probe
-        scale = abs(self.matrix).max() * np.abs(solution).max() + 1.0
-        if not np.all(np.isfinite(solution)) or np.abs(residual).max() > 1e-8 * scale:
-            raise _singular(self.matrix, names)
+        try:
+            self._lu = klu.Klu(self.matrix, order)
+        except klu.SingularMatrix:
+            raise _singular(self.matrix, names) from None
+        self.nonzeros = self._lu.nonzeros
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         if np.iscomplexobj(rhs):
-            return self._lu.solve(np.ascontiguousarray(rhs.real)) + 1j * self._lu.solve(
-                np.ascontiguousarray(rhs.imag))
-        solution = self._lu.solve(np.asarray(rhs, dtype=float))
+            return self._lu.solve(rhs.real) + 1j * self._lu.solve(rhs.imag)
+        solution = self._lu.solve(rhs)
         if not np.all(np.isfinite(solution)):
             raise _singular(self.matrix, self.names)
         return solution
 
     def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
-        return self._lu.solve(rhs, copy=False)
+        return self._lu.solve_in_place(rhs)
 
 
-@contextlib.contextmanager
-def _c_stdout_silenced():
-    """Send what C code writes to file descriptor 1 to /dev/null for the duration."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-@functools.cache
 def klu_available() -> bool:
-    """Whether KLU (the ``klu`` extra: ``pip install -e '.[klu]'``) is importable; asked once."""
-    try:
-        import PyKLU  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether KLU is there: the ``klu`` extra (``pip install -e '.[klu]'``) or a system
+    ``libklu``."""
+    return klu.library() is not None
 
 
 SOLVERS = ("klu", "superlu")
@@ -111,10 +84,16 @@ def solver_in_use(solver: str) -> str:
     return "klu" if solver == "klu" and klu_available() else "superlu"
 
 
-def factor(matrix: sp.spmatrix, names: tuple[str, ...], solver: str) -> Factorization:
+def factor(matrix: sp.spmatrix, names: tuple[str, ...], solver: str,
+           order: np.ndarray | None = None) -> Factorization:
     """Factorise `matrix`, whose columns are the unknowns `names`, with `solver` (the
-    ``.options solver``): ``"klu"`` (SuiteSparse KLU through ``pyklu``) or ``"superlu"``
-    (scipy). Complex matrices always go to SuperLU.
+    ``.options solver``): ``"klu"`` (SuiteSparse KLU, `mna.klu`) or ``"superlu"`` (scipy).
+    Complex matrices always go to SuperLU.
+
+    `order`, for factors that many solves will use, is an elimination order for KLU to try
+    (`mna.ordering.nested_dissection`): it is kept when its solves are faster than with
+    KLU's own order (timed, `faster_solves`), unless it fills in much more
+    (`ORDER_FILL_MARGIN`). The two give the same solutions to round-off.
 
     >>> import scipy.sparse as sp
     >>> factor(sp.identity(2, format="csc"), ("V(a)", "V(b)"), "superlu").solve(np.ones(2))
@@ -124,10 +103,33 @@ def factor(matrix: sp.spmatrix, names: tuple[str, ...], solver: str) -> Factoriz
         return _Empty(names)
     if solver_in_use(solver) == "klu" and not np.iscomplexobj(matrix.data):
         try:
-            return KluFactorization(matrix, names)
+            own = KluFactorization(matrix, names)
         except SingularSystemError:
             pass  # SuperLU below names the unknowns at fault in the same way
+        else:
+            if order is None:
+                return own
+            given = KluFactorization(matrix, names, order)
+            if given.nonzeros > ORDER_FILL_MARGIN * own.nonzeros:
+                return own
+            return faster_solves(own, given)
     return Factorization(matrix, names)
+
+
+def faster_solves(own: Factorization, given: Factorization, repeats: int = 5,
+                  margin: float = 0.9) -> Factorization:
+    """`given` if its solves take under `margin` times `own`'s (best of `repeats` each,
+    interleaved), else `own`. Timed because which order is faster depends on the machine
+    as much as on the count of operations: a solve along a chain waits on latency."""
+    rhs = np.ones(own.matrix.shape[0])
+    best = [float("inf"), float("inf")]
+    for _ in range(repeats):
+        for k, factors in enumerate((own, given)):
+            start = time.perf_counter()
+            factors.solve_in_place(rhs)
+            best[k] = min(best[k], time.perf_counter() - start)
+            rhs.fill(1.0)
+    return given if best[1] < margin * best[0] else own
 
 
 def factor_if_regular(matrix: sp.spmatrix, names: tuple[str, ...],

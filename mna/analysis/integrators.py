@@ -20,6 +20,7 @@ factored once per step size (and step ratio, for Gear-2), not once per step.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol
@@ -27,7 +28,10 @@ from typing import Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from mna.linalg import Factorization, factor
+from mna.linalg import Factorization, factor, solver_in_use
+from mna.ordering import nested_dissection
+
+DISSECTION_MIN = 1000   # unknowns: from here a nested dissection order pays (measured)
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,9 @@ class LinearStepSolver:
     `gamma`: a fixed step factors once (and once more for its restarts); an adaptive run
     factors once per step size in use.
 
+    Many solves will use each of these factors, so from `DISSECTION_MIN` unknowns on KLU is
+    offered a nested dissection order (computed once, `mna.ordering`).
+
     `factorizations` counts the factorisations made (the benchmark and tests read it).
     """
 
@@ -163,12 +170,18 @@ class LinearStepSolver:
             self._cache.move_to_end(key)
             return found
         matrix = self.C if self.explicit else self.C * gamma + self.G
-        found = factor(matrix, self.names, self.solver)
+        found = factor(matrix, self.names, self.solver, self._order)
         self.factorizations += 1
         self._cache[key] = found
         if len(self._cache) > self.capacity:
             self._cache.popitem(last=False)
         return found
+
+    @functools.cached_property
+    def _order(self) -> np.ndarray | None:
+        if len(self.names) < DISSECTION_MIN or solver_in_use(self.solver) != "klu":
+            return None
+        return nested_dissection(abs(self.C) + abs(self.G))
 
     def __call__(self, gamma: float, rhs: np.ndarray, time: float) -> np.ndarray:
         if gamma != self._last_gamma:   # a fixed step asks for the same matrix every time

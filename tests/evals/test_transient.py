@@ -68,6 +68,33 @@ def test_both_solvers_give_the_same_steps(monkeypatch):
     assert np.max(np.abs(klu.to_numpy() - superlu.to_numpy())) < 1e-12
 
 
+@pytest.mark.skipif(not mna.linalg.klu_available(), reason="no KLU library")
+def test_a_long_ladder_steps_the_same_in_nested_dissection_order(monkeypatch):
+    """From `DISSECTION_MIN` unknowns the steps' factors may take a nested dissection order
+    (when its solves are faster): the waveforms are KLU's own order's to round-off."""
+    sections = 1200
+    lines = ["ladder", "V1 n0 0 PULSE(0 1 0 10n 10n 1 2)"]
+    for k in range(1, sections + 1):
+        lines += [f"R{k} n{k - 1} n{k} 100", f"C{k} n{k} 0 1p"]
+    text = "\n".join(lines + [".save V(n5) V(n600) I(V1)", ".tran 1n 200n 0 1n", ".end"])
+    orders = []
+    given = mna.linalg.KluFactorization.__init__
+
+    def recorded(self, matrix, names, order=None):
+        orders.append(order is not None)
+        given(self, matrix, names, order)
+
+    monkeypatch.setattr(mna.linalg.KluFactorization, "__init__", recorded)
+    monkeypatch.setattr(mna.linalg, "faster_solves", lambda own, given: given)
+    dissected = transient(mna.read_string(text)).to_dataframe()
+    assert any(orders)
+    monkeypatch.setattr(mna.analysis.integrators, "DISSECTION_MIN", 10 ** 9)
+    orders.clear()
+    own = transient(mna.read_string(text)).to_dataframe()
+    assert orders and not any(orders)
+    assert np.max(np.abs(dissected.to_numpy() - own.to_numpy())) < 1e-12
+
+
 def test_mass_spring_damper_closed_form(read_netlist):
     frame = transient(read_netlist("translational_msd.net")).to_dataframe()
     t = frame.index.to_numpy()

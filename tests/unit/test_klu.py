@@ -1,0 +1,56 @@
+"""`mna.klu`: the ctypes binding of KLU's C API (skipped without a KLU library)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mna import klu
+
+pytestmark = pytest.mark.skipif(klu.library() is None,
+                                reason="no KLU library (the klu extra, or a system libklu)")
+
+
+def ladder(n: int) -> sp.csc_matrix:
+    return sp.diags([[3.0] * n, [-1.0] * (n - 1), [-1.0] * (n - 1)], [0, 1, -1], format="csc")
+
+
+def test_klu_defaults_fills_the_common_struct_as_documented():
+    """The ctypes `Common` must mirror klu.h's layout, or every field after a wrong one
+    reads garbage: klu_defaults' documented values check it."""
+    common = klu.Common()
+    klu.library().klu_defaults(common)
+    assert (common.tol, common.memgrow, common.initmem_amd, common.initmem) == (
+        0.001, 1.2, 1.2, 10.0)
+    assert (common.btf, common.ordering, common.scale, common.halt_if_singular) == (1, 0, 2, 1)
+    assert (common.status, common.structural_rank, common.noffdiag) == (0, -1, -1)
+    assert (common.flops, common.rcond, common.condest, common.rgrowth) == (-1, -1, -1, -1)
+
+
+@pytest.mark.parametrize("order", [None, [4, 0, 2, 1, 3], [0, 1, 2, 3, 4]])
+def test_solves_vectors_and_columns_with_any_order(order):
+    matrix = ladder(5).tolil()
+    matrix[0, 4] = 2.0            # unsymmetric, and a zero diagonal to pivot around
+    matrix[2, 2] = 0.0
+    matrix = matrix.tocsc()
+    factors = klu.Klu(matrix, order)
+    rhs = np.arange(1.0, 6.0)
+    assert np.abs(matrix @ factors.solve(rhs) - rhs).max() < 1e-14
+    columns = np.random.default_rng(1).normal(size=(5, 3))
+    assert np.abs(matrix @ factors.solve(columns) - columns).max() < 1e-14
+    in_place = rhs.copy()
+    assert factors.solve_in_place(in_place) is in_place
+    assert np.abs(matrix @ in_place - rhs).max() < 1e-14
+
+
+def test_counts_the_nonzeros_of_its_factors():
+    # a tridiagonal matrix factors without fill: L and U each hold n + (n - 1) entries
+    assert klu.Klu(ladder(7)).nonzeros == 2 * (7 + 6)
+    # eliminating the middle of a chain of three first joins its ends: one fill-in each
+    assert klu.Klu(ladder(3), [1, 0, 2]).nonzeros == 2 * (3 + 2 + 1)
+
+
+def test_a_singular_matrix_is_refused():
+    matrix = ladder(4).tolil()
+    matrix[:, 3] = 0.0
+    with pytest.raises(klu.SingularMatrix):
+        klu.Klu(matrix.tocsc())
