@@ -39,6 +39,7 @@ from mna.linalg import factor
 from mna.netlist.fields import Value
 from mna.netlist.model import SourceLocation
 from mna.results import TableResult
+from mna.subnormals import flushed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,15 +124,17 @@ class Transient(Analysis):
         step_solver = LinearStepSolver(system.C, system.G, system.unknowns,
                                        explicit=scheme.explicit, solver=options.solver)
         try:
-            if semi:
-                times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
-            elif not system.is_linear:
-                times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax, options)
-            elif adaptive:
-                times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax, options.reltol,
-                                             step_solver)
-            else:
-                times, rows = fixed_steps(problem, scheme, x0, h, steps, step_solver)
+            with flushed():   # subnormal numbers as zero: they slow arithmetic, mean nothing
+                if semi:
+                    times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
+                elif not system.is_linear:
+                    times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax,
+                                               options)
+                elif adaptive:
+                    times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax,
+                                                 options.reltol, step_solver)
+                else:
+                    times, rows = fixed_steps(problem, scheme, x0, h, steps, step_solver)
         except SingularSystemError as error:
             raise SingularSystemError(f"transient ({scheme.name}): {error}",
                                       error.unknowns) from None
