@@ -49,20 +49,33 @@ except ImportError:  # pragma: no cover - a scipy without the private kernel
 
 
 class MatVec:
-    """``out += matrix @ x`` in place, for a matrix fixed over many steps: scipy's own kernel
-    behind ``matrix @ x``, with its arguments gathered once (a step of a small system costs
-    a few microseconds, and attribute look-ups are a good part of that)."""
+    """``out += matrix @ x`` (a call) or ``out = matrix @ x`` (`assign`) in place, for a
+    matrix fixed over many steps: scipy's own kernel behind ``matrix @ x``, with its
+    arguments gathered once (a step of a small system costs a few microseconds, and
+    attribute look-ups are a good part of that). A diagonal matrix (the capacitances of
+    capacitors that all go to ground) is assigned by one elementwise product."""
 
     def __init__(self, matrix):
         self.matrix = sp.csr_matrix(matrix)
         self._arguments = (*self.matrix.shape, self.matrix.indptr, self.matrix.indices,
                            self.matrix.data)
+        rows = np.repeat(np.arange(self.matrix.shape[0]), np.diff(self.matrix.indptr))
+        square = self.matrix.shape[0] == self.matrix.shape[1]
+        self._diagonal = (self.matrix.diagonal()
+                          if square and np.array_equal(rows, self.matrix.indices) else None)
 
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
         if _csr_matvec is not None:
             _csr_matvec(*self._arguments, x, out)
         else:  # pragma: no cover
             out += self.matrix @ x
+
+    def assign(self, x: np.ndarray, out: np.ndarray) -> None:
+        if self._diagonal is not None:
+            np.multiply(self._diagonal, x, out=out)
+        else:
+            out.fill(0.0)
+            self(x, out)
 
 
 @dataclass(frozen=True)
@@ -144,11 +157,11 @@ def _progress(total: float, label: str):
 def _build_rhs(problem: Problem, plan: StepPlan, history: list[np.ndarray], drive: np.ndarray,
                rhs: np.ndarray) -> None:
     """``rhs = sum_j H_j x_{n-j} + B w_n``, with `drive` the nonzero rows of ``B w_n``."""
-    rhs.fill(0.0)
-    if len(problem.input_rows):
-        rhs.put(problem.input_rows, drive)   # a plain store: cheaper than a fancy-index add
-    for matvec, x in zip(plan.history, history, strict=False):
+    plan.history[0].assign(history[0], rhs)
+    for matvec, x in zip(plan.history[1:], history[1:], strict=False):
         matvec(x, rhs)
+    if len(problem.input_rows):
+        rhs[problem.input_rows] += drive
 
 
 def fixed_steps(problem: Problem, scheme: LinearMultistep, x0: np.ndarray, h: float, steps: int,

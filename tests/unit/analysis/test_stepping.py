@@ -1,10 +1,12 @@
 """The fixed-step loop's two ways of taking a step agree: a small linear system's dense
-propagator and the sparse solve per step give the same waveforms to round-off."""
+propagator and the sparse solve per step give the same waveforms to round-off; its
+in-place mat-vecs are ``matrix @ x``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import mna
 import mna.analysis.stepping as stepping
@@ -46,3 +48,18 @@ def test_dense_propagator_equals_a_solve_per_step(text, monkeypatch):
     scale = np.abs(sparse).max(axis=0)
     assert np.all(scale > 0)
     assert np.all(np.abs(dense - sparse) <= 1e-11 * scale)   # each column to its own size
+
+
+@pytest.mark.parametrize("matrix", [sp.diags([1.0, 0.0, -2.5, 4.0]),
+                                    sp.diags([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0]], [0, 1]),
+                                    sp.csr_matrix((4, 4)),
+                                    sp.csr_matrix(np.arange(12.0).reshape(3, 4))],
+                         ids=["diagonal", "bidiagonal", "empty", "wide"])
+def test_matvec_adds_and_assigns_the_product(matrix):
+    matvec = stepping.MatVec(matrix)
+    x = np.array([1.0, -2.0, 3.0, 0.5])
+    out = np.full(matrix.shape[0], 7.0)
+    matvec(x, out)
+    assert np.allclose(out, 7.0 + matrix @ x, rtol=0, atol=1e-15)
+    matvec.assign(x, out)
+    assert np.allclose(out, matrix @ x, rtol=0, atol=1e-15)
