@@ -2,8 +2,8 @@
 ordering: ``pyklu``'s class factors with KLU's own (AMD), and on a long chain of unknowns AMD
 makes every unknown of a solve wait for the one before it (see `mna.ordering`).
 
-The library is the system's ``libklu`` when there is one, else the KLU that the ``pyklu``
-package (the ``klu`` extra) carries in its extension module, whose C functions are exported.
+The library is the KLU that the ``pyklu`` package (the ``klu`` extra) carries in its
+extension module, whose C functions are exported, or else the system's ``libklu``.
 """
 
 from __future__ import annotations
@@ -42,13 +42,15 @@ class Common(ctypes.Structure):
     ]
 
 
-def _candidates() -> list[str]:
-    found = ctypes.util.find_library("klu")
-    paths = [found] if found else []
+def _candidates():
+    """Where KLU may be: ``pyklu``'s extension module first (finding it is a directory
+    listing; `ctypes.util.find_library` runs ``ldconfig``), then the system's library."""
     spec = importlib.util.find_spec("PyKLU")
     for folder in (spec.submodule_search_locations or []) if spec else []:
-        paths += sorted(str(path) for path in Path(folder).glob("_klu*.so"))
-    return paths
+        yield from sorted(str(path) for path in Path(folder).glob("_klu*.so"))
+    found = ctypes.util.find_library("klu")
+    if found:
+        yield found
 
 
 @functools.cache
