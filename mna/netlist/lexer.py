@@ -45,8 +45,7 @@ class Token(NamedTuple):
         return self.line.at_column(self.column)
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """A logical line: a physical line and its ``+`` continuations."""
 
     tokens: tuple[Token, ...]

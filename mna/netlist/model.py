@@ -32,9 +32,9 @@ class SourceLocation(NamedTuple):
         return f"    {line}\n    {' ' * (self.column - 1)}^"
 
 
-@dataclass(frozen=True)
-class Word:
-    """A bare token: a name, a number, a keyword."""
+class Word(NamedTuple):
+    """A bare token: a name, a number, a keyword. A tuple, as `SourceLocation` is: most
+    fields are words."""
 
     text: str
     location: SourceLocation
@@ -73,9 +73,9 @@ class Assign:
 Field = Word | Braced | Call | Assign
 
 
-@dataclass(frozen=True)
-class Card:
-    """One logical line: an element (``R1 ...``) or a dot card (``.tran ...``)."""
+class Card(NamedTuple):
+    """One logical line: an element (``R1 ...``) or a dot card (``.tran ...``); a tuple, as
+    `Word` is."""
 
     head: Word
     fields: tuple[Field, ...]
