@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-KLU_OK, KLU_SINGULAR = 0, 1
+KLU_OK = 0   # Common.status; KLU_SINGULAR (1) and the errors (< 0) are failures here
 
 
 class Common(ctypes.Structure):
@@ -102,7 +102,7 @@ class Klu:
         self.size = matrix.shape[0]
         self._common = Common()
         lib.klu_defaults(self._common)
-        # the arrays live as long as the factors: KLU keeps no pointer to them, but cheap
+        # KLU copies what it needs: these arrays may go once the matrix is factored
         indptr = np.ascontiguousarray(matrix.indptr, dtype=np.int32)
         indices = np.ascontiguousarray(matrix.indices, dtype=np.int32)
         data = np.ascontiguousarray(matrix.data)
