@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-KLU_OK = 0   # Common.status; KLU_SINGULAR (1) and the errors (< 0) are failures here
+KLU_OK = 0   # Common.status: anything else is a failure here
+_STATUS = {1: "singular", -2: "out of memory", -3: "invalid input", -4: "too large"}
 
 
 class Common(ctypes.Structure):
@@ -89,8 +90,10 @@ class SingularMatrix(ArithmeticError):
 class Klu:
     """KLU factors of a real square sparse matrix, with KLU's ordering or a given one.
 
-    `order` is a symmetric permutation (the k-th pivot is unknown ``order[k]``); without it
-    KLU orders by AMD on its block triangular form.
+    `order` is a permutation of the unknowns applied to rows and columns alike (unknown
+    ``order[k]`` is eliminated k-th, as far as KLU's block triangular form and its partial
+    pivoting keep it); without it KLU orders by AMD on its block triangular form.
+    `nonzeros` counts the entries of the diagonal blocks' L and U.
     """
 
     def __init__(self, matrix: sp.spmatrix, order: np.ndarray | None = None):
@@ -100,6 +103,12 @@ class Klu:
         matrix = sp.csc_matrix(matrix, dtype=float)
         matrix.sort_indices()
         self.size = matrix.shape[0]
+        # KLU trusts its arguments: what would make it read or write out of bounds is refused
+        if matrix.shape[1] != self.size or matrix.nnz >= 2**31:
+            raise ValueError(f"KLU takes a square matrix of under 2**31 entries, not "
+                             f"{matrix.shape} with {matrix.nnz}")
+        if order is not None and not np.array_equal(np.sort(order), np.arange(self.size)):
+            raise ValueError(f"the order is not a permutation of 0..{self.size - 1}")
         self._common = Common()
         lib.klu_defaults(self._common)
         # KLU copies what it needs: these arrays may go once the matrix is factored
@@ -118,7 +127,8 @@ class Klu:
         self._handles = (ctypes.c_void_p(symbolic), ctypes.c_void_p(numeric))
         weakref.finalize(self, _free, lib, self._common, *self._handles)
         if not numeric or self._common.status != KLU_OK:
-            raise SingularMatrix(f"KLU status {self._common.status}")
+            raise SingularMatrix(_STATUS.get(self._common.status, "failed") +
+                                 f" (KLU status {self._common.status})")
         lnz, unz = ctypes.cast(numeric, ctypes.POINTER(ctypes.c_int32 * 4)).contents[2:]
         self.nonzeros = lnz + unz     # klu_numeric begins n, nblocks, lnz, unz
         self._solve = functools.partial(lib.klu_solve, symbolic, numeric, self.size)
@@ -131,6 +141,11 @@ class Klu:
     def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
         """Overwrite `rhs` (float64; a vector, or a Fortran-ordered matrix of columns) with
         the solution, and return it."""
+        if (rhs.dtype != np.float64 or rhs.shape[0] != self.size or rhs.ndim > 2
+                or not rhs.flags.f_contiguous):
+            raise ValueError(f"KLU solves in place a float64 vector of {self.size} or a "
+                             f"Fortran-ordered matrix of {self.size} rows, not {rhs.dtype} "
+                             f"{rhs.shape}")
         columns = 1 if rhs.ndim == 1 else rhs.shape[1]
         self._solve(columns, rhs.ctypes.data, self._common)
         return rhs

@@ -17,7 +17,10 @@ ORDER_FILL_MARGIN = 2.0   # a given order's fill may be this times KLU's own (a 
 
 
 class Factorization:
-    """LU factors of a square sparse matrix; `solve` takes a vector or a matrix of columns."""
+    """LU factors of a square sparse matrix; `solve` takes a vector or a matrix of columns.
+    `order` is the elimination order given to the backend (None: the backend's own)."""
+
+    order: np.ndarray | None = None
 
     def __init__(self, matrix: sp.spmatrix, names: tuple[str, ...]):
         self.names = names
@@ -48,6 +51,7 @@ class KluFactorization(Factorization):
     def __init__(self, matrix: sp.spmatrix, names: tuple[str, ...],
                  order: np.ndarray | None = None):
         self.names = names
+        self.order = order
         self.matrix = sp.csc_matrix(matrix, dtype=float)
         try:
             self._lu = klu.Klu(self.matrix, order)
@@ -88,12 +92,8 @@ def factor(matrix: sp.spmatrix, names: tuple[str, ...], solver: str,
            order: np.ndarray | None = None) -> Factorization:
     """Factorise `matrix`, whose columns are the unknowns `names`, with `solver` (the
     ``.options solver``): ``"klu"`` (SuiteSparse KLU, `mna.klu`) or ``"superlu"`` (scipy).
-    Complex matrices always go to SuperLU.
-
-    `order`, for factors that many solves will use, is an elimination order for KLU to try
-    (`mna.ordering.nested_dissection`): it is kept when its solves are faster than with
-    KLU's own order (timed, `faster_solves`), unless it fills in much more
-    (`ORDER_FILL_MARGIN`). The two give the same solutions to round-off.
+    Complex matrices always go to SuperLU. `order` is an elimination order for KLU
+    (`factor_in_faster_order` chooses one); KLU's own serves if the matrix fails in it.
 
     >>> import scipy.sparse as sp
     >>> factor(sp.identity(2, format="csc"), ("V(a)", "V(b)"), "superlu").solve(np.ones(2))
@@ -102,18 +102,30 @@ def factor(matrix: sp.spmatrix, names: tuple[str, ...], solver: str,
     if matrix.shape[0] == 0:
         return _Empty(names)
     if solver_in_use(solver) == "klu" and not np.iscomplexobj(matrix.data):
-        try:
-            own = KluFactorization(matrix, names)
-        except SingularSystemError:
-            pass  # SuperLU below names the unknowns at fault in the same way
-        else:
-            if order is None:
-                return own
-            given = KluFactorization(matrix, names, order)
-            if given.nonzeros > ORDER_FILL_MARGIN * own.nonzeros:
-                return own
-            return faster_solves(own, given)
+        for attempt in ((order, None) if order is not None else (None,)):
+            try:
+                return KluFactorization(matrix, names, attempt)
+            except SingularSystemError:
+                pass  # SuperLU below names the unknowns at fault in the same way
     return Factorization(matrix, names)
+
+
+def factor_in_faster_order(matrix: sp.spmatrix, names: tuple[str, ...], solver: str,
+                           order: np.ndarray) -> Factorization:
+    """`factor`, for factors that many solves will use, in `order` (a nested dissection,
+    `mna.ordering`) or in KLU's own, whichever solves faster (`faster_solves`); `order` is
+    refused outright when it fills in far more (`ORDER_FILL_MARGIN`). The result's `order`
+    says which was kept; both give the same solutions to round-off."""
+    own = factor(matrix, names, solver)
+    if not isinstance(own, KluFactorization):
+        return own
+    try:
+        given = KluFactorization(matrix, names, order)
+    except SingularSystemError:
+        return own
+    if given.nonzeros > ORDER_FILL_MARGIN * own.nonzeros:
+        return own
+    return faster_solves(own, given)
 
 
 def faster_solves(own: Factorization, given: Factorization, repeats: int = 5,

@@ -26,8 +26,8 @@ _LAYOUTS = {
 
 @functools.cache
 def _fenv():
-    layout = _LAYOUTS.get(platform.machine().lower())
-    if sys.platform != "linux" or layout is None:
+    layout = _LAYOUTS.get(platform.machine().lower())   # the kernel's: ask for 64-bit too
+    if sys.platform != "linux" or layout is None or ctypes.sizeof(ctypes.c_void_p) != 8:
         return None
     try:
         libc = ctypes.CDLL(None)

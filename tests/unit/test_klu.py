@@ -54,3 +54,15 @@ def test_a_singular_matrix_is_refused():
     matrix[:, 3] = 0.0
     with pytest.raises(klu.SingularMatrix):
         klu.Klu(matrix.tocsc())
+
+
+def test_what_would_make_klu_step_out_of_bounds_is_refused():
+    with pytest.raises(ValueError, match="square"):
+        klu.Klu(sp.csc_matrix(np.ones((3, 2))))
+    for order in ([0, 1, 2], [0, 1, 2, 3, 3], [0, 1, 2, 3, 5]):
+        with pytest.raises(ValueError, match="permutation"):
+            klu.Klu(ladder(5), order)
+    factors = klu.Klu(ladder(5))
+    for rhs in (np.ones(4), np.ones(5, dtype=np.float32), np.ones(10)[::2], np.ones((5, 2))):
+        with pytest.raises(ValueError, match="in place"):
+            factors.solve_in_place(rhs)

@@ -60,12 +60,35 @@ def test_a_given_order_solves_the_same_and_is_refused_when_it_fills_in_far_more(
     arrow = arrow.tocsc()
     rhs = np.arange(1.0, n + 1)
     names = tuple(f"V({k})" for k in range(n))
-    hub_first = linalg.factor(arrow, names, "klu", order=np.arange(n))   # fills in completely
-    assert hub_first.nonzeros == linalg.KluFactorization(arrow, names).nonzeros
-    assert np.abs(arrow @ hub_first.solve(rhs) - rhs).max() < 1e-13
-    tail = np.r_[1:n, 0]
-    assert np.abs(arrow @ linalg.factor(arrow, names, "klu", order=tail).solve(rhs) - rhs
-                  ).max() < 1e-13
+    hub_first = np.arange(n)                  # fills in completely: n^2 entries
+    forced = linalg.factor(arrow, names, "klu", order=hub_first)
+    assert forced.order is hub_first and forced.nonzeros > n * n
+    assert np.abs(arrow @ forced.solve(rhs) - rhs).max() < 1e-13
+    chosen = linalg.factor_in_faster_order(arrow, names, "klu", hub_first)
+    assert chosen.order is None and chosen.nonzeros < 4 * n
+    hub_last = np.r_[1:n, 0]                  # as good as KLU's own: either may be kept
+    chosen = linalg.factor_in_faster_order(arrow, names, "klu", hub_last)
+    assert chosen.order is None or chosen.order is hub_last
+    assert np.abs(arrow @ chosen.solve(rhs) - rhs).max() < 1e-13
+
+
+@pytest.mark.skipif(not linalg.klu_available(), reason="no KLU library")
+def test_klu_own_order_serves_when_the_given_one_fails():
+    matrix = sp.csc_matrix(np.array([[0.0, 1.0], [1.0, 1.0]]))   # no pivot on the diagonal
+    names = ("V(a)", "I(V1)")
+
+    def refused(self, matrix, names, order=None):
+        if order is not None:
+            raise SingularSystemError("refused in the given order")
+        original(self, matrix, names)
+
+    original = linalg.KluFactorization.__init__
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(linalg.KluFactorization, "__init__", refused)
+        for factors in (linalg.factor(matrix, names, "klu", order=np.array([1, 0])),
+                        linalg.factor_in_faster_order(matrix, names, "klu", np.array([1, 0]))):
+            assert factors.order is None
+            assert np.allclose(matrix @ factors.solve(np.array([1.0, 2.0])), [1.0, 2.0])
 
 
 class _Timed:

@@ -58,3 +58,29 @@ def test_a_grid_fills_in_about_as_much_as_with_a_minimum_degree_order():
     solution = np.empty(900)
     solution[nested_dissection(matrix)] = dissected.solve(rhs[nested_dissection(matrix)])
     assert np.abs(matrix @ solution - rhs).max() < 1e-13 * 8 * np.abs(solution).max()
+
+
+def test_empty_and_one_by_one():
+    assert nested_dissection(sp.csr_matrix((0, 0))).tolist() == []
+    assert nested_dissection(sp.identity(1)).tolist() == [0]
+
+
+def test_a_clique_stays_whole_and_a_star_is_cut_at_its_hub():
+    clique = sp.csr_matrix(np.ones((400, 400)))
+    assert nested_dissection(clique).tolist() == list(range(400))   # one sweep, no cut
+    star = sp.lil_matrix(sp.identity(9))
+    star[4, :] = 1.0                                # hub 4, one-sided: the pattern is symmetrised
+    assert nested_dissection(star)[-1] == 4         # the hub last: no fill
+    star = sp.csr_matrix(star)
+    assert factor_in_order(star + star.T, nested_dissection(star)).L.nnz == 9 + 8
+
+
+def test_a_lopsided_graph_is_cut_where_it_balances():
+    # a path 0..39 with a clique of 21 on its end 39: a search from node 0 finds the clique at
+    # level 40, so the middle level by distance, node 20, would leave sides of 20 and 39;
+    # the balanced cut is node 29 or 30 (sides of ~30)
+    matrix = sp.lil_matrix((60, 60))
+    matrix[:40, :40] = chain(40)
+    matrix[39:, 39:] = np.ones((21, 21))
+    order = nested_dissection(matrix.tocsr(), leaf=30)
+    assert order[-1] in (29, 30)                  # the first cut is eliminated last
