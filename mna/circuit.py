@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, get_args
@@ -13,7 +14,7 @@ from mna.netlist.model import SourceLocation
 if TYPE_CHECKING:
     from mna.analysis.base import Analysis
     from mna.analysis.sweep import Step
-    from mna.elements.base import Element
+    from mna.elements.base import Edge, Element
 
 Method = Literal["be", "trap", "gear2", "fe", "semi"]
 StepControl = Literal["fixed", "adaptive"]
@@ -87,6 +88,12 @@ class Circuit:
 
     def __post_init__(self):
         object.__setattr__(self, "_by_key", {e.name.lower(): e for e in self.elements})
+
+    @functools.cached_property
+    def edges(self) -> tuple[Edge, ...]:
+        """Every element's edges in the circuit's graph: the topology checks of elaboration
+        and of every DC solution read them (20,000 of them take ~25 ms to make)."""
+        return tuple(edge for element in self.elements for edge in element.edges())
 
     def domain_of(self, key: str) -> Domain:
         return self.nodes[key].domain

@@ -22,24 +22,20 @@ if TYPE_CHECKING:
 
 def check_source_topology(circuit: Circuit) -> None:
     """Refuse what no analysis can solve: source loops, source cut-sets, unconnected pieces."""
-    edges = _edges(circuit)
+    edges = circuit.edges
     _refuse_loops(edges, {Role.ACROSS_SOURCE}, "loop of across sources")
     _refuse_isolated(circuit, edges, lambda role: role is not Role.THROUGH_SOURCE, dc=False)
 
 
 def check_dc_topology(circuit: Circuit) -> None:
     """Refuse what has no DC solution: A-type open, T-type short."""
-    edges = _edges(circuit)
+    edges = circuit.edges
     _refuse_loops(edges, {Role.ACROSS_SOURCE, Role.THROUGH_STORE},
                   "loop of across sources and T-type elements (a short at DC)")
     _refuse_isolated(circuit, edges, lambda role: role.conducts_at_dc, dc=True)
 
 
-def _edges(circuit: Circuit) -> list[Edge]:
-    return [edge for element in circuit.elements for edge in element.edges()]
-
-
-def _refuse_loops(edges: list[Edge], roles: set[Role], what: str) -> None:
+def _refuse_loops(edges: tuple[Edge, ...], roles: set[Role], what: str) -> None:
     adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
     for edge in edges:
         if edge.role not in roles:
@@ -75,7 +71,7 @@ def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
     return None
 
 
-def _refuse_isolated(circuit: Circuit, edges: list[Edge], connects, dc: bool) -> None:
+def _refuse_isolated(circuit: Circuit, edges: tuple[Edge, ...], connects, dc: bool) -> None:
     """Every piece joined by `connects` edges must reach the reference; else say what cuts
     it off."""
     component = _components(circuit, [e for e in edges if connects(e.role)])
@@ -116,7 +112,7 @@ def _refuse_isolated(circuit: Circuit, edges: list[Edge], connects, dc: bool) ->
         raise TopologyError(f"node(s) {names} have no path to the reference node 0", location)
 
 
-def _components(circuit: Circuit, edges: list[Edge]) -> dict[str, int]:
+def _components(circuit: Circuit, edges: tuple[Edge, ...]) -> dict[str, int]:
     parent = {key: key for key in [GROUND, *circuit.nodes]}
 
     def root(key: str) -> str:
