@@ -59,7 +59,8 @@ class FieldReader:
         self.usage = usage
         self._note_node = note_node
         self.positional = [f for f in card.fields if not isinstance(f, Assign)]
-        self.assigns = {self._assign_key(a): a for a in card.fields if isinstance(a, Assign)}
+        self.assigns = ({self._assign_key(a): a for a in card.fields if isinstance(a, Assign)}
+                        if len(self.positional) < len(card.fields) else {})
         self.index = 0
 
     @property
