@@ -8,10 +8,9 @@ Each case is one netlist, run unchanged by both tools (whole process: ``python -
 and ``ngspice -b``), with the trapezoidal rule, 10,000 steps of tstep (ngspice: tmax = tstep)
 and one probed node saved; mna runs as installed, its bytecode compiled once (a cache in a
 temporary folder) unless ``--no-bytecode-cache``. The table gives wall time, time per step,
-the ratio mna/ngspice,
-the largest difference between the two waveforms at the probe (ngspice's points, mna's
-interpolated), and, in process, mna's time per step against a bare loop of the solver's
-`solve` on the same factors.
+the ratio mna/ngspice, the largest difference between the two waveforms at the probe
+(ngspice's points, mna's interpolated), and, in process, mna's time per step against a bare
+loop of the solver's `solve` on the same factors.
 """
 
 from __future__ import annotations

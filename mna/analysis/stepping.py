@@ -3,8 +3,8 @@
 Both loops work on a linear descriptor system ``G x + C x' = B u`` and hand each step's
 linear solve to a `StepSolver` (``solver(gamma, rhs, time) -> x``), so that a Newton solve
 can replace it for nonlinear systems. The fixed-step loop does no assembly and allocates
-nothing of the system's size per step: the right-hand side is built in a reused buffer with
-sparse mat-vecs that accumulate in place, and the inputs are evaluated on the whole time grid
+nothing of the system's size per step: the right-hand side is built in a reused buffer by
+sparse mat-vecs in place, and the inputs are evaluated on the whole time grid
 before the first step. A small linear system steps by dense propagators instead of solves
 (`Propagator`): the same arithmetic, with fewer numpy calls per step.
 """
