@@ -66,3 +66,20 @@ def test_what_would_make_klu_step_out_of_bounds_is_refused():
     for rhs in (np.ones(4), np.ones(5, dtype=np.float32), np.ones(10)[::2], np.ones((5, 2))):
         with pytest.raises(ValueError, match="in place"):
             factors.solve_in_place(rhs)
+
+
+def test_rows_are_scaled_before_pivoting():
+    """Scaling rows by powers of two (exact) must not change the factors or the solution by
+    a single bit: pivoting sees rows scaled by their largest entry, as KLU's default does.
+    Without that, a row a million times larger than its neighbours wins every pivot."""
+    rng = np.random.default_rng(3)
+    n = 60
+    matrix = (sp.random(n, n, density=0.1, random_state=rng) + sp.eye(n) * 0.01).tocsc()
+    rhs = rng.normal(size=n)
+    scale = 2.0 ** rng.integers(-30, 31, size=n)
+    plain = klu.Klu(matrix).solve(rhs)
+    scaled = klu.Klu(sp.diags(scale) @ matrix).solve(scale * rhs)
+    assert np.abs(matrix @ plain - rhs).max() < 1e-9 * np.abs(rhs).max()
+    assert np.array_equal(plain, scaled)
+    columns = klu.Klu(sp.diags(scale) @ matrix).solve(np.column_stack([scale * rhs] * 2))
+    assert np.array_equal(columns, np.column_stack([plain] * 2))
