@@ -176,28 +176,45 @@ class OutputRow:
         self.u = RowBuilder()
 
 
+class Numbering:
+    """The unknowns of a circuit in order: node across variables, nodes inside elements,
+    then element branches (through variables), with their labels and units. It depends on
+    the circuit alone, so a circuit makes it once (`Circuit.numbering`) for all its
+    assemblies: the transient's and its initial state's, every point of a sweep."""
+
+    def __init__(self, circuit: Circuit):
+        self.node_index = {key: i for i, key in enumerate(circuit.nodes)}
+        unknowns = [f"V({node.name})" for node in circuit.nodes.values()]
+        units = [across_unit(node.domain) for node in circuit.nodes.values()]
+        for element in circuit.elements:
+            for suffix in element.internal_nodes(circuit):
+                self.node_index[_internal_key(element, suffix)] = len(unknowns)
+                unknowns.append(f"V({element.name}#{suffix})")
+                units.append(across_unit(element.port_domain(circuit.domain_of)))
+        self.across_count = len(unknowns)
+        self.branch_index: dict[tuple[int, str], int] = {}
+        for element in circuit.elements:
+            for port in element.branches():
+                self.branch_index[(id(element), port)] = len(unknowns)
+                label = element.name if not port else f"{element.name}:{port}"
+                unknowns.append(f"I({label})")
+                units.append(through_unit(element.branch_domain(port, circuit.domain_of)))
+        self.unknowns = tuple(unknowns)
+        self.units = tuple(units)
+
+
 class Stamper:
-    """Numbers the unknowns (nodes, then element branches) and collects G, C, B."""
+    """Collects G, C, B of a circuit in the numbering of its unknowns."""
 
     def __init__(self, circuit: Circuit, backend):
         self.circuit = circuit
         self.backend = backend
-        self.node_index = {key: i for i, key in enumerate(circuit.nodes)}
-        self.unknowns = [f"V({node.name})" for node in circuit.nodes.values()]
-        self.units = [across_unit(node.domain) for node in circuit.nodes.values()]
-        for element in circuit.elements:
-            for suffix in element.internal_nodes(circuit):
-                self.node_index[_internal_key(element, suffix)] = len(self.unknowns)
-                self.unknowns.append(f"V({element.name}#{suffix})")
-                self.units.append(across_unit(element.port_domain(circuit.domain_of)))
-        self.across_count = len(self.unknowns)
-        self.branch_index: dict[tuple[int, str], int] = {}
-        for element in circuit.elements:
-            for port in element.branches():
-                self.branch_index[(id(element), port)] = len(self.unknowns)
-                label = element.name if not port else f"{element.name}:{port}"
-                self.unknowns.append(f"I({label})")
-                self.units.append(through_unit(element.branch_domain(port, circuit.domain_of)))
+        numbering = circuit.numbering
+        self.node_index = numbering.node_index
+        self.branch_index = numbering.branch_index
+        self.unknowns = numbering.unknowns
+        self.units = numbering.units
+        self.across_count = numbering.across_count
         self.input_index: dict[int, int] = {}
         self.input_elements: list[Element] = []
         self.nonlinear_parts: list[NonlinearPart] = []
@@ -282,8 +299,8 @@ def assemble(
         G=s.G.build((n, n), symbolic),
         C=s.C.build((n, n), symbolic),
         B=s.B.build((n, m), symbolic),
-        unknowns=tuple(s.unknowns),
-        units=tuple(s.units),
+        unknowns=s.unknowns,
+        units=s.units,
         inputs=inputs,
         outputs=tuple(circuit.label(o) for o in outputs),
         output_units=tuple(circuit.unit(o) for o in outputs),

@@ -14,6 +14,7 @@ from mna.netlist.model import SourceLocation
 if TYPE_CHECKING:
     from mna.analysis.base import Analysis
     from mna.analysis.sweep import Step
+    from mna.assembly import Numbering
     from mna.elements.base import Edge, Element
 
 Method = Literal["be", "trap", "gear2", "fe", "semi"]
@@ -94,6 +95,13 @@ class Circuit:
         """Every element's edges in the circuit's graph: the topology checks of elaboration
         and of every DC solution read them (20,000 of them take ~25 ms to make)."""
         return tuple(edge for element in self.elements for edge in element.edges())
+
+    @functools.cached_property
+    def numbering(self) -> Numbering:
+        """Its unknowns in order (`mna.assembly.Numbering`), made once for every assembly."""
+        from mna.assembly import Numbering  # assembly reads the circuit's elements
+
+        return Numbering(self)
 
     def domain_of(self, key: str) -> Domain:
         return self.nodes[key].domain
