@@ -172,7 +172,7 @@ class FieldReader:
         parsed = self._parsed(braced, time=True, probes=True)
         probes, renames = {}, {}
         for symbol, (kind, names, location) in parsed.probes.items():
-            words = [Word(n, location) for n in names]
+            words = [Word.at(n, location) for n in names]
             if kind == "V":
                 keys = tuple(self.scope.node(w) for w in words)
             else:

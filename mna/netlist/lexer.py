@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from mna.errors import NetlistError
-from mna.netlist.model import SourceLocation
+from mna.netlist.model import SourceLocation, Word
 
 log = logging.getLogger(__name__)
 
-TokenKind = Literal["word", "braced", "(", ")", "=", ","]
+TokenKind = Literal["braced", "(", ")", "=", ","]
 
 # One match per token, leading blanks included: a word, punctuation, the '{' that opens an
 # expression (its end is found by counting braces) or a stray '}'.
@@ -32,8 +32,8 @@ PLAIN = re.compile(r"[^(){}=,;$]*")  # a line that holds nothing but words
 
 
 class Token(NamedTuple):
-    """A token and its place. A tuple that builds its `SourceLocation` only when asked: a
-    netlist has a few tokens per line and few of their places are ever printed."""
+    """A token other than a word (a `Word` is its own token) and its place, built as a
+    `Word` is."""
 
     kind: TokenKind
     text: str
@@ -48,7 +48,7 @@ class Token(NamedTuple):
 class Line(NamedTuple):
     """A logical line: a physical line and its ``+`` continuations."""
 
-    tokens: tuple[Token, ...]
+    tokens: tuple[Word | Token, ...]
 
     @property
     def location(self) -> SourceLocation:
@@ -100,7 +100,7 @@ def _resolved(filename: str) -> str:
 
 def _logical_lines(physical: list[str], skip: int, filename: str, open_files: frozenset[str]):
     """Yield logical lines of `physical` after its first `skip` lines."""
-    pending: list[Token] = []
+    pending: list[Word | Token] = []
     control_start: SourceLocation | None = None
     for number, raw in enumerate(physical[skip:], start=skip + 1):
         stripped = raw.strip()
@@ -153,20 +153,20 @@ def _included(tokens: list[Token], filename: str, open_files: frozenset[str]):
     yield from _logical_lines(text.splitlines(), 0, str(path), open_files | {_resolved(str(path))})
 
 
-def _tokens(raw: str, line: SourceLocation, start: int) -> list[Token]:
+def _tokens(raw: str, line: SourceLocation, start: int) -> list[Word | Token]:
     if PLAIN.fullmatch(raw, start):
         # most lines (``R1 a b 1k``) are words only: split them (twice as fast as a match
         # object per word) and find each word's column
-        words: list[Token] = []
+        words: list[Word | Token] = []
         position = start
         for text in raw[start:].split():
             position = raw.index(text, position)
-            words.append(Token("word", text, position + 1, line))
+            words.append(Word(text, position + 1, line))
             position += len(text)
         return words
     comment = INLINE_COMMENT.search(raw, start)
     end = comment.start() if comment else len(raw)
-    tokens: list[Token] = []
+    tokens: list[Word | Token] = []
     position = start
     while position < end:
         match = TOKEN.match(raw, position, end)
@@ -175,7 +175,7 @@ def _tokens(raw: str, line: SourceLocation, start: int) -> list[Token]:
         kind = match.lastgroup
         begin = match.start(kind)
         if kind == "word":
-            tokens.append(Token("word", match[kind], begin + 1, line))
+            tokens.append(Word(match[kind], begin + 1, line))
         elif kind == "punct":
             tokens.append(Token(match[kind], match[kind], begin + 1, line))  # type: ignore[arg-type]
         elif kind == "braced":

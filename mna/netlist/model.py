@@ -33,11 +33,23 @@ class SourceLocation(NamedTuple):
 
 
 class Word(NamedTuple):
-    """A bare token: a name, a number, a keyword. A tuple, as `SourceLocation` is: most
-    fields are words."""
+    """A bare token: a name, a number, a keyword. A tuple, as `SourceLocation` is, that
+    builds its location only when asked: most fields of a netlist are words, and the lexer
+    hands them to the parser as they are."""
 
     text: str
-    location: SourceLocation
+    column: int
+    line: SourceLocation  # the physical line it stands on
+
+    kind = "word"   # its kind as a lexer token
+
+    @classmethod
+    def at(cls, text: str, location: SourceLocation) -> Word:
+        return cls(text, location.column, location)
+
+    @property
+    def location(self) -> SourceLocation:
+        return self.line.at_column(self.column)
 
     @property
     def key(self) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from mna.errors import NetlistError
 from mna.netlist import collector_paused
 from mna.netlist.lexer import Line, Token, lex_lines, read_lines
-from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, SourceLocation, Word
+from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, Word
 
 
 def parse_file(path: str | Path) -> Netlist:
@@ -32,24 +32,23 @@ def _card(line: Line) -> Card:
         raise NetlistError("a line must start with an element name or a dot card", head.location)
     location = head.location
     if all(token.kind == "word" for token in rest):
-        # most element lines are words only (``R1 a b 1k``): no call, no key=value to find
-        fields = [Word(t.text, SourceLocation(t.line.file, t.line.line, t.column, t.line.text))
-                  for t in rest]
+        # most element lines are words only (``R1 a b 1k``): their tokens are the fields
+        fields = tuple(rest)
     else:
-        fields = _fields(_Cursor(rest), joins_expressions=head.text.lower() == ".param")
-    return Card(Word(head.text, location), tuple(fields), location)
+        fields = tuple(_fields(_Cursor(rest), joins_expressions=head.text.lower() == ".param"))
+    return Card(head, fields, location)
 
 
 class _Cursor:
-    def __init__(self, tokens: list[Token]):
+    def __init__(self, tokens: list[Word | Token]):
         self.tokens = tokens
         self.index = 0
 
-    def peek(self, ahead: int = 0) -> Token | None:
+    def peek(self, ahead: int = 0) -> Word | Token | None:
         index = self.index + ahead
         return self.tokens[index] if index < len(self.tokens) else None
 
-    def take(self) -> Token:
+    def take(self) -> Word | Token:
         token = self.tokens[self.index]
         self.index += 1
         return token
@@ -116,13 +115,12 @@ def _atom(cursor: _Cursor) -> Field:
         return Braced(token.text, token.location)
     if token.kind != "word":
         raise NetlistError(f"unexpected '{token.text}'", token.location)
-    word = Word(token.text, token.location)
     following = cursor.peek()
     if following is not None and following.kind == "(":
         args = _fields(cursor, opening=cursor.take())
         cursor.take()
-        return Call(word, tuple(args), token.location)
-    return word
+        return Call(token, tuple(args), token.location)
+    return token
 
 
 def _text(field: Field) -> str:
