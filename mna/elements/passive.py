@@ -28,6 +28,8 @@ class Passive(Element):
         nodes = (reader.node("n+"), reader.node("n-"))
         bare = reader.value() if reader.remaining() else None
         reader.done()
+        if bare is not None and not reader.assigns:   # most lines: ``R1 a b 1k``
+            return cls(reader.name, reader.location, nodes, bare, None, None)
         stores = cls.role is not Role.DISSIPATOR
         initial = reader.option("ic") if stores else None
         keywords, allowed = _keywords(cls.letter, stores)

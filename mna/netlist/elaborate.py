@@ -217,7 +217,7 @@ class _Elaborator:
         for port, word in zip(sub.ports, connections):
             node_map[port.key] = scope.node(word)
             if node_map[port.key] != GROUND:
-                self._note_node(node_map[port.key], scope.prefix + word.text, word.location)
+                self._note_node(node_map[port.key], word, scope.prefix)
         inner = Scope(prefix=scope.prefix + card.head.text + ".", nodes=node_map,
                       substitutions=dict(scope.substitutions), known=scope.known)
         overrides = {self._assign_name(a).key: a for a in card.fields if isinstance(a, Assign)}
@@ -257,9 +257,11 @@ class _Elaborator:
             raise NetlistError("expected name=value", assign.location)
         return assign.key
 
-    def _note_node(self, key: str, name: str, location: SourceLocation) -> None:
+    def _note_node(self, key: str, word: Word, prefix: str) -> None:
+        """Record node `key` where `word` first names it (its name and place made only
+        then: most mentions of a node are not its first)."""
         if key != GROUND and key not in self.nodes:
-            self.nodes[key] = (name, location)
+            self.nodes[key] = (prefix + word.text, word.location)
 
     # -- dot cards -----------------------------------------------------------------------------
     def _options(self, card: Card) -> None:
@@ -335,7 +337,7 @@ class _Elaborator:
             key = scope.node(word)
             if key == GROUND:
                 raise NetlistError("the reference node belongs to every domain", word.location)
-            self._note_node(key, scope.prefix + word.text, word.location)
+            self._note_node(key, word, scope.prefix)
             self.domain_cards.append((key, domain, word.location))
 
     # -- domains -------------------------------------------------------------------------------

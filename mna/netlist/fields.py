@@ -52,7 +52,7 @@ class FieldReader:
         card: Card,
         scope: Scope,
         usage: str,
-        note_node: Callable[[str, str, SourceLocation], None],
+        note_node: Callable[[str, Word, str], None],
     ):
         self.card = card
         self.scope = scope
@@ -98,7 +98,7 @@ class FieldReader:
     def node(self, what: str = "node") -> str:
         word = self.word(what)
         key = self.scope.node(word)
-        self._note_node(key, self.scope.prefix + word.text, word.location)
+        self._note_node(key, word, self.scope.prefix)
         return key
 
     def element(self, what: str) -> str:
