@@ -110,14 +110,19 @@ class MatrixBuilder:
 
     def conductance(self, a, b, value) -> None:
         """The four-entry pattern of a branch of admittance `value` between nodes a and b."""
-        # each node numbered once, not once per entry: most elements of a large netlist are
-        # two-terminal and come through here
+        # each node numbered once, not once per entry, and the four entries appended at
+        # once when neither node is ground: most elements of a large netlist come through here
         ra, rb, ca, cb = self._row(a), self._row(b), self._col(a), self._col(b)
         negative = -value
-        self._put(ra, ca, value)
-        self._put(ra, cb, negative)
-        self._put(rb, ca, negative)
-        self._put(rb, cb, value)
+        if None in (ra, rb, ca, cb):
+            self._put(ra, ca, value)
+            self._put(ra, cb, negative)
+            self._put(rb, ca, negative)
+            self._put(rb, cb, value)
+        else:
+            self.rows += (ra, ra, rb, rb)
+            self.cols += (ca, cb, ca, cb)
+            self.values += (value, negative, negative, value)
 
     def transconductance(self, a, b, c, d, value) -> None:
         """A through variable ``value*(x_c - x_d)`` leaving node a, entering node b."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING
 
-from mna.elements.base import Edge, Role
+from mna.elements.base import OPEN_AT_DC, Edge, Role
 from mna.errors import TopologyError
 from mna.netlist.fields import GROUND
 
@@ -23,19 +23,21 @@ if TYPE_CHECKING:
 def check_source_topology(circuit: Circuit) -> None:
     """Refuse what no analysis can solve: source loops, source cut-sets, unconnected pieces."""
     edges = circuit.edges
-    _refuse_loops(edges, {Role.ACROSS_SOURCE}, "loop of across sources")
-    _refuse_isolated(circuit, edges, lambda role: role is not Role.THROUGH_SOURCE, dc=False)
+    _refuse_loops(edges, (Role.ACROSS_SOURCE,), "loop of across sources")
+    _refuse_isolated(circuit, edges, open_roles=(Role.THROUGH_SOURCE,), dc=False)
 
 
 def check_dc_topology(circuit: Circuit) -> None:
     """Refuse what has no DC solution: A-type open, T-type short."""
     edges = circuit.edges
-    _refuse_loops(edges, {Role.ACROSS_SOURCE, Role.THROUGH_STORE},
+    _refuse_loops(edges, (Role.ACROSS_SOURCE, Role.THROUGH_STORE),
                   "loop of across sources and T-type elements (a short at DC)")
-    _refuse_isolated(circuit, edges, lambda role: role.conducts_at_dc, dc=True)
+    _refuse_isolated(circuit, edges, open_roles=OPEN_AT_DC, dc=True)
 
 
-def _refuse_loops(edges: tuple[Edge, ...], roles: set[Role], what: str) -> None:
+def _refuse_loops(edges: tuple[Edge, ...], roles: tuple[Role, ...], what: str) -> None:
+    """No loop of edges of `roles`. (Roles come in tuples, not sets, here and below: a tuple
+    compares members by identity first, a set hashes each Enum member in Python.)"""
     adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
     for edge in edges:
         if edge.role not in roles:
@@ -71,10 +73,11 @@ def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
     return None
 
 
-def _refuse_isolated(circuit: Circuit, edges: tuple[Edge, ...], connects, dc: bool) -> None:
-    """Every piece joined by `connects` edges must reach the reference; else say what cuts
-    it off."""
-    component = _components(circuit, [e for e in edges if connects(e.role)])
+def _refuse_isolated(circuit: Circuit, edges: tuple[Edge, ...], open_roles: tuple[Role, ...],
+                     dc: bool) -> None:
+    """Every piece joined by edges not of `open_roles` must reach the reference; else say
+    what cuts it off."""
+    component = _components(circuit, [e for e in edges if e.role not in open_roles])
     grounded = component[GROUND]
     if all(label == grounded for label in component.values()):
         return

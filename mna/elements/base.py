@@ -32,9 +32,9 @@ class Role(Enum):
     THROUGH_SOURCE = "through source"
     PORT = "coupler port"
 
-    @property
-    def conducts_at_dc(self) -> bool:
-        return self not in (Role.ACROSS_STORE, Role.THROUGH_SOURCE)
+
+# what is open at DC: A-type storage, through sources (a tuple: see `mna.diagnostics`)
+OPEN_AT_DC = (Role.ACROSS_STORE, Role.THROUGH_SOURCE)
 
 
 @dataclass(frozen=True)
