@@ -95,6 +95,7 @@ class MatrixBuilder:
     def __init__(self, row_index: Callable = _identity, col_index: Callable = _identity):
         self._row = row_index
         self._col = col_index
+        self._square = row_index == col_index   # rows and columns numbered alike (G, C)
         self.rows: list[int] = []
         self.cols: list[int] = []
         self.values: list = []
@@ -112,7 +113,8 @@ class MatrixBuilder:
         """The four-entry pattern of a branch of admittance `value` between nodes a and b."""
         # each node numbered once, not once per entry, and the four entries appended at
         # once when neither node is ground: most elements of a large netlist come through here
-        ra, rb, ca, cb = self._row(a), self._row(b), self._col(a), self._col(b)
+        ra, rb = self._row(a), self._row(b)
+        ca, cb = (ra, rb) if self._square else (self._col(a), self._col(b))
         negative = -value
         if None in (ra, rb, ca, cb):
             self._put(ra, ca, value)

@@ -71,10 +71,10 @@ class Passive(Element):
     def initial_conditions(self, s, uic):
         """A-type: its across variable; T-type: its through variable (``IC=`` or, with
         `uic`, None: at rest)."""
-        from mna.assembly import OutputRow  # assembly imports the elements
-
         if self.role is Role.DISSIPATOR or (self.initial is None and not uic):
             return []
+        from mna.assembly import OutputRow  # assembly imports the elements
+
         row = OutputRow(s)
         if self.role is Role.ACROSS_STORE:
             row.x.difference(*self.nodes, 1)
