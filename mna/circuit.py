@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from mna.domains import Domain, across_unit, through_unit
 from mna.netlist.fields import GROUND, GROUND_ALIASES, Value
@@ -25,8 +25,9 @@ OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepContro
                   "linearise": get_args(Linearise), "solver": get_args(Solver)}
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(NamedTuple):
+    """A node: its key, its name as first written, its domain (a tuple: one per node)."""
+
     key: str
     name: str
     domain: Domain

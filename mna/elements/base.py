@@ -8,9 +8,10 @@ ever call these methods.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from mna.domains import Domain
 from mna.errors import NetlistError
@@ -37,8 +38,10 @@ class Role(Enum):
 OPEN_AT_DC = (Role.ACROSS_STORE, Role.THROUGH_SOURCE)
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(NamedTuple):
+    """A branch of the circuit's graph, from node `a` to node `b` (a tuple: a large netlist
+    has one or two per element)."""
+
     element: Element
     a: str
     b: str
@@ -72,11 +75,7 @@ class Element:
     @staticmethod
     def class_for(name: str) -> type[Element] | None:
         """The class whose prefix starts `name`; the longest prefix wins (``TF1`` over ``T``)."""
-        upper = name.upper()
-        for length in range(Element.longest_prefix, 0, -1):
-            if upper[:length] in Element.registry:
-                return Element.registry[upper[:length]]
-        return None
+        return _class_for_start(name[: Element.longest_prefix].upper())
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Element:
@@ -148,6 +147,14 @@ def read_ports_and_value(reader: FieldReader, ports: tuple[str, ...], what: str)
     reader.done()
     reader.no_more_options()
     return nodes, value
+
+
+@functools.cache   # a netlist's names start in a few ways: R1, R2, ... all look up "R1"
+def _class_for_start(start: str) -> type[Element] | None:
+    for length in range(len(start), 0, -1):
+        if start[:length] in Element.registry:
+            return Element.registry[start[:length]]
+    return None
 
 
 def two_terminal_edge(element: Element, role: Role) -> list[Edge]:

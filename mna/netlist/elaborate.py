@@ -189,9 +189,10 @@ class _Elaborator:
             raise NetlistError(f"unknown element type '{card.head.text}' (known prefixes: {known})",
                                card.location)
         element = cls.from_fields(FieldReader(card, scope, cls.usage, self._note_node))
-        if element.name.lower() in self.element_names:
+        key = element.name.lower()
+        if key in self.element_names:
             raise NetlistError(f"element '{element.name}' is defined twice", card.location)
-        self.element_names.add(element.name.lower())
+        self.element_names.add(key)
         self.elements.append(element)
 
     def _instance(self, card: Card, scope: Scope, depth: int) -> None:
