@@ -33,15 +33,21 @@ def nested_dissection(pattern: sp.spmatrix, leaf: int = 2) -> np.ndarray:
     """
     coo = sp.coo_matrix(pattern)
     off = coo.row != coo.col
-    rows = np.concatenate([coo.row[off], coo.col[off]])
-    cols = np.concatenate([coo.col[off], coo.row[off]])
     size = pattern.shape[0]
+    whole = sp.csr_matrix((np.ones(2 * off.sum()), (np.concatenate([coo.row[off], coo.col[off]]),
+                                                    np.concatenate([coo.col[off], coo.row[off]]))),
+                          (size, size))
+    whole.sort_indices()
+    rows = np.repeat(np.arange(size), np.diff(whole.indptr))   # each entry's row, in order
+    cols = whole.indices
     cut_at = np.full(size, -1)          # the sweep in which a node became part of a cut
     active = np.ones(size, bool)        # in a part still to be cut
     sweep = 0
     while active.any() and sweep < MAX_SWEEPS:
         keep = active[rows] & active[cols]
-        graph = sp.csr_matrix((np.ones(keep.sum()), (rows[keep], cols[keep])), (size, size))
+        # the graph of the active nodes: the whole graph's entries kept, already in order
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[keep], minlength=size))])
+        graph = sp.csr_matrix((np.ones(indptr[-1]), cols[keep], indptr), (size, size))
         _, label = csgraph.connected_components(graph, directed=False)
         sizes = np.bincount(label, weights=active)
         active &= sizes[label] > leaf
