@@ -8,7 +8,8 @@ Each case is one netlist, run unchanged by both tools (whole process: ``python -
 and ``ngspice -b``), with the trapezoidal rule, 10,000 steps of tstep (ngspice: tmax = tstep)
 and one probed node saved; mna runs as installed, its bytecode compiled once (a cache in a
 temporary folder) unless ``--no-bytecode-cache``. The table gives wall time, time per step,
-the ratio mna/ngspice, the largest difference between the two waveforms at the probe
+the ratio mna/ngspice (fastest against fastest, and the median of the ratios of runs taken
+side by side), the largest difference between the two waveforms at the probe
 (ngspice's points, mna's interpolated), and, in process, mna's time per step against a bare
 loop of the solver's `solve` on the same factors.
 """
@@ -167,7 +168,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-ngspice", action="store_true")
     parser.add_argument("--backend", choices=("superlu", "klu", "both"), default="both")
     parser.add_argument("--repeats", type=int, default=1,
-                        help="whole-process runs of each tool per case; the fastest counts")
+                        help="whole-process runs of each tool per case, in alternation; the "
+                             "fastest of each counts, and 'paired' is the median of the "
+                             "rounds' ratios")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="mna's processes compile its modules every time, as where "
                              "PYTHONDONTWRITEBYTECODE is set (default: compiled once, as "
@@ -193,7 +196,7 @@ def main(argv=None) -> int:
           f"{os.cpu_count()} cores, Python {platform.python_version()}, steps = {args.steps}")
     header = ("| case | unknowns | backend | mna wall [s] | mna / step [us] "
               "| bare solve / step [us] | step / bare | ngspice wall [s] "
-              "| ngspice / step [us] | mna / ngspice | max diff [V] |")
+              "| ngspice / step [us] | mna / ngspice | paired | max diff [V] |")
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     with tempfile.TemporaryDirectory(prefix="mna-bench-") as tmp:
@@ -204,20 +207,25 @@ def main(argv=None) -> int:
         for name, text, probe in cases:
             path = Path(tmp, "case.net")
             path.write_text(text)
-            reference = None
-            if ngspice is not None:
-                runs = [ngspice.run(text, timeout=3600) for _ in range(args.repeats)]
-                reference = runs[0]["tran"].data
-                ng_wall = min(result.wall_time for result in runs)
+            # whole processes in rounds, each tool once per round: a drift of the machine's
+            # speed (it is shared) then slows both alike, and each round's ratio sees one state
+            ng_runs, mna_runs = [], []
+            for _ in range(args.repeats):
+                if ngspice is not None:
+                    ng_runs.append(ngspice.run(text, timeout=3600))
+                mna_runs.append(run_mna_process(path, Path(tmp, "out"), environment))
+            reference = ng_runs[0]["tran"].data if ng_runs else None
+            if reference is not None:
+                ng_wall = min(result.wall_time for result in ng_runs)
                 ng_steps = len(reference) - 1
+                paired = np.median([ours / theirs.wall_time
+                                    for (ours, _), theirs in zip(mna_runs, ng_runs, strict=True)])
             for backend in backends:
-                # the whole-process run uses the default solver; the in-process timing runs
+                # the whole-process runs use the default solver; the in-process timing runs
                 # each backend
                 wall, table = float("nan"), None
                 if backend == backends[0]:
-                    runs = [run_mna_process(path, Path(tmp, "out"), environment)
-                            for _ in range(args.repeats)]
-                    wall, table = min(wall for wall, _ in runs), runs[0][1]
+                    wall, table = min(wall for wall, _ in mna_runs), mna_runs[0][1]
                 timing = in_process(text, backend, args.steps)
                 size = mna.assemble(mna.read_string(text)).size
                 label = (backend if wall != wall
@@ -231,12 +239,12 @@ def main(argv=None) -> int:
                     ours = np.interp(t, table["time"], table[f"V({probe})"])
                     diff = np.max(np.abs(ours - reference[f"V({probe})"].to_numpy()))
                     row += [f"{ng_wall:.2f}", f"{ng_wall / max(ng_steps, 1) * 1e6:.1f}",
-                            f"{wall / ng_wall:.3f}", f"{diff:.2e}"]
+                            f"{wall / ng_wall:.3f}", f"{paired:.3f}", f"{diff:.2e}"]
                 elif reference is not None:
                     row += [f"{ng_wall:.2f}", f"{ng_wall / max(ng_steps, 1) * 1e6:.1f}",
-                            f"{timing['total'] / ng_wall:.3f} (in-process)", "-"]
+                            f"{timing['total'] / ng_wall:.3f} (in-process)", "-", "-"]
                 else:
-                    row += ["-"] * 4
+                    row += ["-"] * 5
                 print("| " + " | ".join(row) + " |", flush=True)
         if args.phases:
             print("\n| case | interpreter [s] | imports [s] | read [s] | run [s] | write [s] |")
