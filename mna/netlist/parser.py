@@ -27,20 +27,20 @@ def _parse(title: str, lines: Iterable[Line], path: str) -> Netlist:
 
 
 def _card(line: Line) -> Card:
-    head, *rest = line.tokens
+    head, rest = line.tokens[0], line.tokens[1:]
     if head.kind != "word":
         raise NetlistError("a line must start with an element name or a dot card", head.location)
     location = head.location
-    if all(token.kind == "word" for token in rest):
+    if Token not in map(type, rest):
         # most element lines are words only (``R1 a b 1k``): their tokens are the fields
-        fields = tuple(rest)
+        fields = rest
     else:
         fields = tuple(_fields(_Cursor(rest), joins_expressions=head.text.lower() == ".param"))
     return Card(head, fields, location)
 
 
 class _Cursor:
-    def __init__(self, tokens: list[Word | Token]):
+    def __init__(self, tokens: tuple[Word | Token, ...]):
         self.tokens = tokens
         self.index = 0
 
