@@ -57,8 +57,8 @@ class Passive(Element):
         return [(n, domain, f"{self.keyword}=") for n in self.nodes if n != GROUND]
 
     def validate(self, circuit) -> None:
-        domain = self.port_domain(circuit.domain_of)
         if self.keyword is not None:
+            domain = self.port_domain(circuit.domain_of)
             expected = KEYWORDS[self.letter].get(domain)
             if expected is None or expected.name != self.keyword:
                 hint = f" (use {expected.name}= for the {expected.meaning})" if expected else ""
@@ -126,8 +126,8 @@ class Capacitor(Passive):
 
     def validate(self, circuit) -> None:
         super().validate(circuit)
-        domain = self.port_domain(circuit.domain_of)
-        if domain is not Domain.ELECTRICAL and GROUND not in self.nodes:
+        if GROUND not in self.nodes and (
+                domain := self.port_domain(circuit.domain_of)) is not Domain.ELECTRICAL:
             self.fail(f"in the {domain.value} domain an A-type element must have n- = 0 "
                       f"(it stores relative to the inertial frame), not {self.nodes[1]}")
 
