@@ -162,7 +162,7 @@ class LinearStepSolver:
         self.factorizations = 0
         self._cache: OrderedDict[float, Factorization] = OrderedDict()
         self._last_gamma: float | None = None
-        self._last: Factorization | None = None
+        self._solve_last = None   # the last factors' solve_in_place, bound once
         self._order = _UNDECIDED   # the elimination order for KLU, chosen on first use
 
     def factor_for(self, gamma: float) -> Factorization:
@@ -192,8 +192,8 @@ class LinearStepSolver:
 
     def __call__(self, gamma: float, rhs: np.ndarray, time: float) -> np.ndarray:
         if gamma != self._last_gamma:   # a fixed step asks for the same matrix every time
-            self._last_gamma, self._last = gamma, self.factor_for(gamma)
-        return self._last.solve_in_place(rhs)
+            self._last_gamma, self._solve_last = gamma, self.factor_for(gamma).solve_in_place
+        return self._solve_last(rhs)
 
 
 # -- local truncation error -------------------------------------------------------------------

@@ -158,8 +158,8 @@ def _build_rhs(problem: Problem, plan: StepPlan, history: list[np.ndarray], driv
                rhs: np.ndarray) -> None:
     """``rhs = sum_j H_j x_{n-j} + B w_n``, with `drive` the nonzero rows of ``B w_n``."""
     plan.history[0].assign(history[0], rhs)
-    for matvec, x in zip(plan.history[1:], history[1:], strict=False):
-        matvec(x, rhs)
+    for j in range(1, len(plan.history)):   # none for a one-step method: no slices made
+        plan.history[j](history[j], rhs)
     if len(problem.input_rows):
         rhs[problem.input_rows] += drive
 
