@@ -97,8 +97,8 @@ class Klu:
     `nonzeros` counts the entries of the diagonal blocks' L and U.
 
     The rows are scaled by their largest entry, as KLU does by default, but here, once:
-    KLU would divide every right-hand side by the scales (a division per unknown, a fifth
-    of a solve on a long ladder), where multiplying by their reciprocals costs little.
+    KLU would divide every right-hand side by the scales, a division per unknown, where a
+    product with their reciprocals costs less (the 1e4 ladder's solve: 81 -> 74 us).
     Pivoting sees the same scaled matrix either way.
     """
 
