@@ -209,6 +209,12 @@ class Numbering:
         self.unknowns = tuple(unknowns)
         self.units = tuple(units)
 
+    def index_of(self, item) -> int | None:
+        """The number of a node's unknown (None for the reference node); a number as is."""
+        if isinstance(item, str):
+            return None if item == GROUND else self.node_index[item]
+        return item
+
 
 class Stamper:
     """Collects G, C, B of a circuit in the numbering of its unknowns."""
@@ -217,6 +223,10 @@ class Stamper:
         self.circuit = circuit
         self.backend = backend
         numbering = circuit.numbering
+        # the numbering's own method, not one of the stamper's: the matrix builders hold it,
+        # and a stamper that they referred back to would live on (with its circuit) until a
+        # garbage collection
+        self.index_of = numbering.index_of
         self.node_index = numbering.node_index
         self.branch_index = numbering.branch_index
         self.unknowns = numbering.unknowns
@@ -228,11 +238,6 @@ class Stamper:
         self.G = MatrixBuilder(self.index_of, self.index_of)
         self.C = MatrixBuilder(self.index_of, self.index_of)
         self.B = MatrixBuilder(self.index_of)
-
-    def index_of(self, item) -> int | None:
-        if isinstance(item, str):
-            return None if item == GROUND else self.node_index[item]
-        return item
 
     def branch(self, element: Element, port: str = "") -> int:
         return self.branch_index[(id(element), port)]
