@@ -32,8 +32,8 @@ PLAIN = re.compile(r"[^(){}=,;$]*")  # a line that holds nothing but words
 
 
 class Token(NamedTuple):
-    """A token other than a word (a `Word` is its own token) and its place, built as a
-    `Word` is."""
+    """A token other than a word (words are `Word` tuples) and its place: like a `Word`, a
+    tuple that builds its `SourceLocation` only when asked."""
 
     kind: TokenKind
     text: str
