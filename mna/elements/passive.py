@@ -33,7 +33,7 @@ class Passive(Element):
         stores = cls.role is not Role.DISSIPATOR
         initial = reader.option("ic") if stores else None
         keywords, allowed = _keywords(cls.letter, stores)
-        given = [k for k in keywords if k in reader.assigns] if reader.assigns else []
+        given = [k for k in keywords if k in reader.assigns]
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of {allowed})",
                         usage=True)
