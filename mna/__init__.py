@@ -24,6 +24,7 @@ from mna.errors import (
     SingularSystemError,
     TopologyError,
 )
+from mna.netlist import collector_paused
 from mna.netlist.elaborate import elaborate
 from mna.netlist.parser import parse_file, parse_text
 from mna.results import OperatingPointResult, Result, TableResult, write_results
@@ -32,12 +33,14 @@ from mna.system import DescriptorSystem
 
 def read(path: str | Path) -> Circuit:
     """Read and elaborate the netlist file at `path`."""
-    return elaborate(parse_file(path))
+    with collector_paused():   # one pause for both: no collection between them
+        return elaborate(parse_file(path))
 
 
 def read_string(text: str, filename: str = "<string>") -> Circuit:
     """Read and elaborate netlist `text` (its first line is the title)."""
-    return elaborate(parse_text(text, filename))
+    with collector_paused():   # one pause for both: no collection between them
+        return elaborate(parse_text(text, filename))
 
 
 def run(circuit: Circuit) -> list[Result]:

@@ -1,7 +1,5 @@
 """``python -m mna`` is the ``mna`` command."""
 
-import sys
+from mna.cli import command
 
-from mna.cli import main
-
-sys.exit(main())
+command()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -100,6 +103,29 @@ def test_check_does_not_warn_about_a_title_that_is_no_element_line(tmp_path, cap
     path.write_text(f"{title}\nV1 a 0 1\nR2 a 0 1\n")
     assert status(["check", str(path)]) == 0
     assert "title" not in capsys.readouterr().err
+
+
+def test_main_leaves_the_collector_as_it_found_it(divider, tmp_path):
+    """main freezes the circuit out of the collector's passes for the run, and unfreezes it:
+    a caller in the same process (these tests) keeps its collector."""
+    enabled = gc.isenabled()
+    assert status(["run", str(divider), "-o", str(tmp_path / "out")]) == 0
+    assert status(["run", str(tmp_path / "nothing.net")]) == 1
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled() == enabled
+
+
+def test_the_mna_process_exits_with_mains_status(divider, tmp_path):
+    """``python -m mna`` (as the console script) exits with main's status."""
+    out = tmp_path / "out"
+    ran = subprocess.run([sys.executable, "-m", "mna", "run", str(divider), "-o", str(out)],
+                         capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["dc.csv", "op.csv"]
+    failed = subprocess.run([sys.executable, "-m", "mna", "run", str(tmp_path / "none.net")],
+                            capture_output=True, text=True)
+    assert failed.returncode == 1
+    assert "none.net" in failed.stderr
 
 
 def test_bad_netlist_exits_1_with_location_and_caret(tmp_path, capsys):
