@@ -344,7 +344,20 @@ class _Elaborator:
     # -- domains -------------------------------------------------------------------------------
     def _domains(self) -> dict[str, Node]:
         """Each node's domain: declared, fixed by a keyword, or carried along two-terminal
-        branches."""
+        branches; electrical where nothing claims one."""
+        hints = [(key, domain, f".domain {domain.value}", "a .domain card", location)
+                 for key, domain, location in self.domain_cards]
+        hints += [(key, domain, reason, e.name, e.location)
+                  for e in self.elements for key, domain, reason in e.domain_hints()]
+        domains = dict.fromkeys(self.nodes, Domain.ELECTRICAL)
+        if hints:   # without one there is nothing to carry: the branches need no walk
+            domains.update(self._carried(hints))
+        return {key: Node(key, name, domains[key], location)
+                for key, (name, location) in self.nodes.items()}
+
+    def _carried(self, hints) -> dict[str, Domain]:
+        """The domain of every node joined by branches to a node that a hint claims; two
+        claims on one group is an error naming both."""
         parent = {key: key for key in self.nodes}
 
         def root(key: str) -> str:
@@ -359,10 +372,6 @@ class _Elaborator:
                 for other in keys[1:]:
                     parent[root(other)] = root(keys[0])
         claims: dict[str, tuple[Domain, str, str, SourceLocation]] = {}
-        hints = [(key, domain, f".domain {domain.value}", "a .domain card", location)
-                 for key, domain, location in self.domain_cards]
-        hints += [(key, domain, reason, e.name, e.location)
-                  for e in self.elements for key, domain, reason in e.domain_hints()]
         for key, domain, reason, who, location in hints:
             group = root(key)
             if group in claims and claims[group][0] is not domain:
@@ -373,10 +382,7 @@ class _Elaborator:
                     location,
                 )
             claims.setdefault(group, (domain, reason, who, location))
-        return {
-            key: Node(key, name, claims.get(root(key), (Domain.ELECTRICAL,))[0], location)
-            for key, (name, location) in self.nodes.items()
-        }
+        return {key: claims[root(key)][0] for key in self.nodes if root(key) in claims}
 
 
 def _parameter_assignment(field) -> tuple[Word, Braced]:
