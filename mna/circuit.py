@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from mna.analysis.base import Analysis
     from mna.analysis.sweep import Step
     from mna.assembly import Numbering
-    from mna.elements.base import Edge, Element
+    from mna.diagnostics import Graph
+    from mna.elements.base import Element
 
 Method = Literal["be", "trap", "gear2", "fe", "semi"]
 StepControl = Literal["fixed", "adaptive"]
@@ -92,10 +93,11 @@ class Circuit:
         object.__setattr__(self, "_by_key", {e.name.lower(): e for e in self.elements})
 
     @functools.cached_property
-    def edges(self) -> tuple[Edge, ...]:
-        """Every element's edges in the circuit's graph: the topology checks of elaboration
-        and of every DC solution read them (20,000 of them take ~25 ms to make)."""
-        return tuple(edge for element in self.elements for edge in element.edges())
+    def graph(self) -> Graph:
+        """Its graph (`mna.diagnostics.Graph`), made once for every topology check."""
+        from mna.diagnostics import Graph  # the checks read the circuit's elements
+
+        return Graph(self)
 
     @functools.cached_property
     def numbering(self) -> Numbering:

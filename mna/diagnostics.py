@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING
 
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
 from mna.elements.base import OPEN_AT_DC, Edge, Role
 from mna.errors import TopologyError
 from mna.netlist.fields import GROUND
@@ -20,19 +24,40 @@ if TYPE_CHECKING:
     from mna.circuit import Circuit
 
 
+class Graph:
+    """A circuit's graph: every element's edges, and their ends as node numbers (the
+    reference is 0) for scipy's component search. Made once per circuit (`Circuit.graph`) for
+    the checks of elaboration and of every DC solution; on a 20,000-element netlist a check
+    takes ~3 ms, where a union-find by node name took ~10."""
+
+    def __init__(self, circuit: Circuit):
+        self.keys = (GROUND, *circuit.nodes)
+        number = {key: i for i, key in enumerate(self.keys)}
+        self.edges = tuple(edge for element in circuit.elements for edge in element.edges())
+        ends = [number[key] for edge in self.edges for key in (edge.a, edge.b)]
+        self.ends = np.array(ends, dtype=np.int64).reshape(-1, 2)
+
+    def components(self, open_roles: tuple[Role, ...]) -> np.ndarray:
+        """Each node's component (by number) when the edges of `open_roles` are left out."""
+        joined = np.fromiter((edge.role not in open_roles for edge in self.edges), bool,
+                             len(self.edges))
+        a, b = self.ends[joined].T
+        size = len(self.keys)
+        pattern = sp.csr_matrix((np.ones(len(a)), (a, b)), shape=(size, size))
+        return csgraph.connected_components(pattern, directed=False)[1]
+
+
 def check_source_topology(circuit: Circuit) -> None:
     """Refuse what no analysis can solve: source loops, source cut-sets, unconnected pieces."""
-    edges = circuit.edges
-    _refuse_loops(edges, (Role.ACROSS_SOURCE,), "loop of across sources")
-    _refuse_isolated(circuit, edges, open_roles=(Role.THROUGH_SOURCE,), dc=False)
+    _refuse_loops(circuit.graph.edges, (Role.ACROSS_SOURCE,), "loop of across sources")
+    _refuse_isolated(circuit, open_roles=(Role.THROUGH_SOURCE,), dc=False)
 
 
 def check_dc_topology(circuit: Circuit) -> None:
     """Refuse what has no DC solution: A-type open, T-type short."""
-    edges = circuit.edges
-    _refuse_loops(edges, (Role.ACROSS_SOURCE, Role.THROUGH_STORE),
+    _refuse_loops(circuit.graph.edges, (Role.ACROSS_SOURCE, Role.THROUGH_STORE),
                   "loop of across sources and T-type elements (a short at DC)")
-    _refuse_isolated(circuit, edges, open_roles=OPEN_AT_DC, dc=True)
+    _refuse_isolated(circuit, open_roles=OPEN_AT_DC, dc=True)
 
 
 def _refuse_loops(edges: tuple[Edge, ...], roles: tuple[Role, ...], what: str) -> None:
@@ -73,16 +98,17 @@ def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
     return None
 
 
-def _refuse_isolated(circuit: Circuit, edges: tuple[Edge, ...], open_roles: tuple[Role, ...],
-                     dc: bool) -> None:
+def _refuse_isolated(circuit: Circuit, open_roles: tuple[Role, ...], dc: bool) -> None:
     """Every piece joined by edges not of `open_roles` must reach the reference; else say
     what cuts it off."""
-    component = _components(circuit, [e for e in edges if e.role not in open_roles])
-    grounded = component[GROUND]
-    if all(label == grounded for label in component.values()):
+    graph = circuit.graph
+    labels = graph.components(open_roles)
+    if (labels == labels[0]).all():
         return
+    component = dict(zip(graph.keys, labels.tolist()))
+    grounded = component[GROUND]
     cut: dict[int, list[Edge]] = defaultdict(list)
-    for edge in edges:
+    for edge in graph.edges:
         ends = {component[edge.a], component[edge.b]}
         for label in ends - {grounded}:
             if len(ends) == 2:
@@ -113,18 +139,3 @@ def _refuse_isolated(circuit: Circuit, edges: tuple[Edge, ...], open_roles: tupl
                 location,
             )
         raise TopologyError(f"node(s) {names} have no path to the reference node 0", location)
-
-
-def _components(circuit: Circuit, edges: tuple[Edge, ...]) -> dict[str, int]:
-    parent = {key: key for key in [GROUND, *circuit.nodes]}
-
-    def root(key: str) -> str:
-        while parent[key] != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
-
-    for edge in edges:
-        parent[root(edge.a)] = root(edge.b)
-    labels: dict[str, int] = {}
-    return {key: labels.setdefault(root(key), len(labels)) for key in parent}
