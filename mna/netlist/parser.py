@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,6 +27,10 @@ def _parse(title: str, lines: Iterable[Line], path: str) -> Netlist:
         return Netlist(title, tuple(_card(line) for line in lines), path)
 
 
+# as the lexer's `_word`: a Card from a tuple of its fields, without NamedTuple's __new__
+_card_of = functools.partial(tuple.__new__, Card)
+
+
 def _card(line: Line) -> Card:
     head, rest = line.tokens[0], line.tokens[1:]
     if head.kind != "word":
@@ -36,7 +41,7 @@ def _card(line: Line) -> Card:
         fields = rest
     else:
         fields = tuple(_fields(_Cursor(rest), joins_expressions=head.text.lower() == ".param"))
-    return Card(head, fields, location)
+    return _card_of((head, fields, location))
 
 
 class _Cursor:
