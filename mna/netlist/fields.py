@@ -58,9 +58,11 @@ class FieldReader:
         self.scope = scope
         self.usage = usage
         self._note_node = note_node
-        self.positional = [f for f in card.fields if not isinstance(f, Assign)]
-        self.assigns = ({self._assign_key(a): a for a in card.fields if isinstance(a, Assign)}
-                        if len(self.positional) < len(card.fields) else {})
+        if Assign in map(type, card.fields):
+            self.positional = [f for f in card.fields if not isinstance(f, Assign)]
+            self.assigns = {self._assign_key(a): a for a in card.fields if isinstance(a, Assign)}
+        else:   # most cards (``R1 a b 1k``): no key=value, so the fields are as they are
+            self.positional, self.assigns = card.fields, {}
         self.index = 0
 
     @property
