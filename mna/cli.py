@@ -67,14 +67,16 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.ERROR if args.quiet else logging.INFO if args.verbose else logging.WARNING)
+    # the modules and the circuit live as long as the command: kept out of the collector's
+    # passes, which would find nothing in them (once the collector resumes, its first pass
+    # walks every object made while it paused: ~25 ms after a 20,000-line netlist); not
+    # where a caller has frozen objects of its own, which unfreezing would release
+    freezes = gc.get_freeze_count() == 0
     try:
         with collector_paused():
             circuit = mna.read(args.netlist)
-            # the modules and the circuit live as long as the command: kept out of the
-            # collector's passes, which would find nothing in them (once the collector
-            # resumes, its first pass walks every object made while it paused: ~25 ms
-            # after a 20,000-line netlist)
-            gc.freeze()
+            if freezes:
+                gc.freeze()
         if args.command == "check":
             return _check(circuit)
         if args.command == "ss":
@@ -89,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.netlist}: error: {error}", file=sys.stderr)
         return EXIT_ANALYSIS
     finally:
-        gc.unfreeze()
+        if freezes:
+            gc.unfreeze()
         log.removeHandler(handler)
         log.setLevel(logging.NOTSET)
 

@@ -115,6 +115,18 @@ def test_main_leaves_the_collector_as_it_found_it(divider, tmp_path):
     assert gc.isenabled() == enabled
 
 
+def test_main_leaves_a_callers_frozen_objects_frozen(divider, tmp_path):
+    """A caller that froze objects (a server before it forks) keeps them frozen, and main
+    freezes none of its own there (a frozen object may still be freed: the count can fall)."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert status(["run", str(divider), "-o", str(tmp_path / "out")]) == 0
+        assert 0 < gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
+
+
 def test_the_mna_process_exits_with_mains_status(divider, tmp_path):
     """``python -m mna`` (as the console script) exits with main's status."""
     out = tmp_path / "out"
