@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from mna import analysis, elements  # noqa: F401  (registers elements and analyses)
-from mna.analysis import statespace
-from mna.analysis.op import OperatingPoint
+from mna.analysis import perform
 from mna.analysis.sweep import run_stepped
 from mna.assembly import assemble
 from mna.circuit import Circuit
@@ -24,22 +25,37 @@ from mna.errors import (
     SingularSystemError,
     TopologyError,
 )
-from mna.netlist import collector_paused
 from mna.netlist.elaborate import elaborate
 from mna.netlist.parser import parse_file, parse_text
-from mna.results import OperatingPointResult, Result, TableResult, write_results
+from mna.netlist.requests import OperatingPoint
+from mna.results import OperatingPointResult, Result, TableResult
 from mna.system import DescriptorSystem
+from mna.writers import read_parquet, write_results
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while a netlist is read: reading makes many small
+    long-lived objects and no reference cycles, and the collector's passes over them would
+    cost more than the reading itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read(path: str | Path) -> Circuit:
     """Read and elaborate the netlist file at `path`."""
-    with collector_paused():   # one pause for both: no collection between them
+    with _collector_paused():
         return elaborate(parse_file(path))
 
 
 def read_string(text: str, filename: str = "<string>") -> Circuit:
     """Read and elaborate netlist `text` (its first line is the title)."""
-    with collector_paused():   # one pause for both: no collection between them
+    with _collector_paused():
         return elaborate(parse_text(text, filename))
 
 
@@ -47,7 +63,7 @@ def run(circuit: Circuit) -> list[Result]:
     """Perform every analysis the netlist asks for, in order (at every ``.step`` point)."""
     if circuit.steps:
         return run_stepped(circuit)
-    return [spec.run(circuit) for spec in circuit.analyses]
+    return [perform(request, circuit) for request in circuit.analyses]
 
 
 def state_space(circuit: Circuit, inputs: list[str] | None = None,
@@ -60,13 +76,15 @@ def state_space(circuit: Circuit, inputs: list[str] | None = None,
     >>> mna.state_space(rc, ["V1"], ["V(out)"]).A
     array([[-1000.]])
     """
+    from mna.analysis.statespace import state_space as extract  # sympy, scipy.linalg
+
     names = None if outputs is None else tuple(circuit.output(text) for text in outputs)
-    return statespace.state_space(circuit, inputs, names, symbolic=symbolic, tf=tf)
+    return extract(circuit, inputs, names, symbolic=symbolic, tf=tf)
 
 
 def operating_point(circuit: Circuit) -> OperatingPointResult:
     """The DC operating point of `circuit`, whatever analyses its netlist names."""
-    return OperatingPoint().run(circuit)
+    return perform(OperatingPoint(), circuit)
 
 
 __all__ = [
@@ -83,6 +101,8 @@ __all__ = [
     "TopologyError",
     "assemble",
     "operating_point",
+    "perform",
+    "read_parquet",
     "read",
     "read_string",
     "run",

@@ -16,15 +16,13 @@ import scipy.sparse as sp
 
 from mna.domains import across_unit, through_unit
 from mna.errors import NetlistError
-from mna.expr import parameter
-from mna.netlist.fields import GROUND, Value, finite_real
+from mna.expr import Expression, Value
+from mna.netlist.fields import GROUND, OutputName
 from mna.nonlinear import NonlinearLoad, NonlinearPart
 from mna.system import DescriptorSystem, InputSignal
 
 if TYPE_CHECKING:
-    import sympy
-
-    from mna.circuit import Circuit, OutputName
+    from mna.circuit import Circuit
     from mna.elements.base import Element
 
 
@@ -33,26 +31,25 @@ class NumericBackend:
 
     def __init__(self, circuit: Circuit, overrides: dict[str, float] | None = None):
         overrides = {k.lower(): v for k, v in (overrides or {}).items()}
-        self.values: dict[sympy.Symbol, float] = {}
+        self.values: dict[str, float] = {}
         for name, value in circuit.parameters.items():
             try:
-                self.values[parameter(name)] = (
-                    float(overrides[name]) if name in overrides else self.evaluate(value)
-                )
+                self.values[name] = (float(overrides[name]) if name in overrides
+                                     else self.evaluate(value))
             except NetlistError as error:
-                raise NetlistError(f"parameter {name}: {error.message}") from None
-
-    def substitute(self, expression: sympy.Expr) -> sympy.Expr:
-        """Parameter values put into an expression that keeps its other symbols."""
-        return expression.xreplace(self.values)
+                raise NetlistError(f"parameter {name}: {error.message}", error.location) from None
 
     def evaluate(self, value: Value) -> float:
-        if isinstance(value, float):
-            return value
-        try:
-            return finite_real(value.xreplace(self.values))
-        except (TypeError, ValueError) as error:
-            raise NetlistError(f"{value}: {error}") from None
+        if isinstance(value, Expression):
+            return value.evaluate(self.values)
+        return value
+
+    def symbol(self, name: str):
+        """A parameter's value in a sympy expression (None: a constant)."""
+        import sympy
+
+        value = self.values.get(name)
+        return None if value is None else sympy.Float(value)
 
     def sqrt(self, value: float) -> float:
         return math.sqrt(value)
@@ -63,25 +60,25 @@ class SymbolicBackend:
     numbers become exact."""
 
     def __init__(self, circuit: Circuit):
+        self.spelling = dict(circuit.parameter_names)
+
+    def symbol(self, name: str):
         import sympy
 
-        self.spelling = {parameter(key): sympy.Symbol(name, real=True)
-                         for key, name in circuit.parameter_names.items()}
+        spelled = self.spelling.get(name)
+        return None if spelled is None else sympy.Symbol(spelled, real=True)
 
     def evaluate(self, value: Value):
-        if isinstance(value, float):
-            import sympy
+        import sympy
 
-            return sympy.nsimplify(value, rational=True)
-        return value.xreplace(self.spelling)
+        if isinstance(value, Expression):
+            return value.to_sympy(self.symbol)
+        return sympy.nsimplify(value, rational=True)
 
     def sqrt(self, value):
         import sympy
 
         return sympy.sqrt(value)
-
-    def substitute(self, expression: sympy.Expr) -> sympy.Expr:
-        return expression.xreplace(self.spelling)
 
 
 def _identity(index: int) -> int:
@@ -95,15 +92,12 @@ class MatrixBuilder:
     def __init__(self, row_index: Callable = _identity, col_index: Callable = _identity):
         self._row = row_index
         self._col = col_index
-        self._square = row_index == col_index   # rows and columns numbered alike (G, C)
         self.rows: list[int] = []
         self.cols: list[int] = []
         self.values: list = []
 
     def add(self, row, col, value) -> None:
-        self._put(self._row(row), self._col(col), value)
-
-    def _put(self, row: int | None, col: int | None, value) -> None:
+        row, col = self._row(row), self._col(col)
         if row is not None and col is not None:
             self.rows.append(row)
             self.cols.append(col)
@@ -111,20 +105,10 @@ class MatrixBuilder:
 
     def conductance(self, a, b, value) -> None:
         """The four-entry pattern of a branch of admittance `value` between nodes a and b."""
-        # each node numbered once, not once per entry, and the four entries appended at
-        # once when neither node is ground: most elements of a large netlist come through here
-        ra, rb = self._row(a), self._row(b)
-        ca, cb = (ra, rb) if self._square else (self._col(a), self._col(b))
-        negative = -value
-        if None in (ra, rb, ca, cb):
-            self._put(ra, ca, value)
-            self._put(ra, cb, negative)
-            self._put(rb, ca, negative)
-            self._put(rb, cb, value)
-        else:
-            self.rows += (ra, ra, rb, rb)
-            self.cols += (ca, cb, ca, cb)
-            self.values += (value, negative, negative, value)
+        self.add(a, a, value)
+        self.add(a, b, -value)
+        self.add(b, a, -value)
+        self.add(b, b, value)
 
     def transconductance(self, a, b, c, d, value) -> None:
         """A through variable ``value*(x_c - x_d)`` leaving node a, entering node b."""
@@ -185,9 +169,7 @@ class OutputRow:
 
 class Numbering:
     """The unknowns of a circuit in order: node across variables, nodes inside elements,
-    then element branches (through variables), with their labels and units. It depends on
-    the circuit alone, so a circuit makes it once (`Circuit.numbering`) for all its
-    assemblies: the transient's and its initial state's, every point of a sweep."""
+    then element branches (through variables), with their labels and units."""
 
     def __init__(self, circuit: Circuit):
         self.node_index = {key: i for i, key in enumerate(circuit.nodes)}
@@ -222,10 +204,7 @@ class Stamper:
     def __init__(self, circuit: Circuit, backend):
         self.circuit = circuit
         self.backend = backend
-        numbering = circuit.numbering
-        # the numbering's own method, not one of the stamper's: the matrix builders hold it,
-        # and a stamper that they referred back to would live on (with its circuit) until a
-        # garbage collection
+        numbering = Numbering(circuit)
         self.index_of = numbering.index_of
         self.node_index = numbering.node_index
         self.branch_index = numbering.branch_index
@@ -252,6 +231,10 @@ class Stamper:
             raise NetlistError(f"{part.name}: a nonlinear element has no symbolic model; "
                                "linearise numerically instead")
         self.nonlinear_parts.append(part)
+
+    def output_row(self) -> OutputRow:
+        """An empty output row, for an element to write a combination of unknowns into."""
+        return OutputRow(self)
 
     def through_row(self, element: Element) -> OutputRow:
         """`element`'s through variable as a combination of unknowns, derivatives and inputs."""
@@ -296,14 +279,13 @@ def assemble(
     outputs = outputs if outputs is not None else circuit.outputs()
     rows = [output_row(s, circuit, output) for output in outputs]
     n, m = len(s.unknowns), len(s.input_elements)
-    evaluate = backend.evaluate
     inputs = tuple(
         InputSignal(
             e.name,
             e.input_unit(circuit.domain_of),
-            e.dc_value(evaluate) if not symbolic else 0.0,
-            e.ac_value(evaluate) if not symbolic else 0j,
-            _resolved_waveform(e, evaluate) if e.waveform is not None and not symbolic else None,
+            e.dc_value(backend) if not symbolic else 0.0,
+            e.ac_value(backend) if not symbolic else 0j,
+            _resolved_waveform(e, backend) if e.waveform is not None and not symbolic else None,
         )
         for e in s.input_elements
     )
@@ -334,9 +316,9 @@ def output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
     return row
 
 
-def _resolved_waveform(element, evaluate):
+def _resolved_waveform(element, backend):
     """The element's waveform with its parameters evaluated, checked once they are numbers."""
-    waveform = element.waveform.resolve(evaluate)
+    waveform = element.waveform.resolve(backend)
     if problem := waveform.invalid():
         raise NetlistError(f"{element.name}: {problem}", element.location)
     return waveform

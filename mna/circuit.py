@@ -1,43 +1,51 @@
-"""The elaborated circuit: flat element list, node table with domains, parameters, analyses."""
+"""The elaborated circuit: flat element list, node table with domains, parameters, requests."""
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from mna.domains import Domain, across_unit, through_unit
-from mna.netlist.fields import GROUND, GROUND_ALIASES, Value
-from mna.netlist.model import SourceLocation
+from mna.elements.sources import Source
+from mna.errors import NetlistError
+from mna.expr import Value
+from mna.netlist.fields import GROUND, GROUND_ALIASES, OutputName
+from mna.netlist.model import Card, SourceLocation
 
 if TYPE_CHECKING:
-    from mna.analysis.base import Analysis
-    from mna.analysis.sweep import Step
-    from mna.assembly import Numbering
     from mna.diagnostics import Graph
     from mna.elements.base import Element
+    from mna.netlist.requests import Request, Sweep
 
 Method = Literal["be", "trap", "gear2", "fe", "semi"]
 StepControl = Literal["fixed", "adaptive"]
 Linearise = Literal["step", "once"]
 Solver = Literal["klu", "superlu"]
+Ordering = Literal["auto", "amd", "dissection"]
 OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepControl),
-                  "linearise": get_args(Linearise), "solver": get_args(Solver)}
+                  "linearise": get_args(Linearise), "solver": get_args(Solver),
+                  "ordering": get_args(Ordering)}
 
 
 class Node(NamedTuple):
-    """A node: its key, its name as first written, its domain (a tuple: one per node)."""
+    """A node: its key, its name as first written, its domain, and the card field that first
+    names it (`location` finds its place when a message needs it)."""
 
     key: str
     name: str
     domain: Domain
-    location: SourceLocation
+    card: Card
+    index: int
+
+    @property
+    def location(self) -> SourceLocation:
+        return self.card.place(self.index)
 
 
 @dataclass(frozen=True)
 class Options:
-    """``.options`` that `mna` uses; SPICE's defaults."""
+    """``.options`` that `mna` uses, with SPICE's defaults."""
 
     method: Method = "trap"
     reltol: float = 1e-3
@@ -46,8 +54,10 @@ class Options:
     gmin: float = 1e-12
     maxiter: int = 100
     stepcontrol: StepControl = "fixed"
-    linearise: Linearise = "step"  # method=semi: Jacobian at every step, or once at t = 0
-    solver: Solver = "klu"         # sparse LU (SuperLU without pyklu; see linalg.factor)
+    linearise: Linearise = "step"   # method=semi: Jacobian at every step, or once at t = 0
+    solver: Solver = "klu"   # sparse LU (SuperLU without pyklu; see linalg.factor)
+    ordering: Ordering = "auto"
+    maxpoints: int = 10_000_000   # rows of a table an analysis may produce
 
 
 @dataclass(frozen=True)
@@ -60,51 +70,33 @@ class Model:
     location: SourceLocation
 
 
-@dataclass(frozen=True)
-class OutputName:
-    """A requested output: ``V(n)``, ``V(a,b)`` or ``I(name)`` with keys as in the circuit."""
-
-    kind: Literal["V", "I"]
-    keys: tuple[str, ...]
-    location: SourceLocation | None = None
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Circuit:
+    """A flat circuit: what elaboration hands to assembly and the analyses.
+
+    Invariants: every node an element or output names is in `nodes` (the reference ``0`` is
+    not) and has one domain; element names are unique case-insensitively and
+    `elements_by_key` finds them by lower-case name; every output in `saves`, `initial` and
+    `nodeset` exists; `parameters` hold the top-level parameters in dependency order, each a
+    number or an expression of those before it; `graph` is the elements' graph, checked for
+    source loops and cut-sets. Nothing in it is evaluated for a particular analysis.
+    """
+
     title: str
     path: str
     nodes: dict[str, Node]
     elements: tuple[Element, ...]
-    parameters: dict[str, Value]
+    graph: Graph
+    parameters: dict[str, Value] = field(default_factory=dict)
     parameter_names: dict[str, str] = field(default_factory=dict)  # key -> first spelling
     models: dict[str, Model] = field(default_factory=dict)
     options: Options = Options()
     initial: dict[OutputName, Value] = field(default_factory=dict)
     nodeset: dict[OutputName, Value] = field(default_factory=dict)
-    analyses: tuple[Analysis, ...] = ()
-    steps: tuple[Step, ...] = ()
+    analyses: tuple[Request, ...] = ()
+    steps: tuple[Sweep, ...] = ()
     saves: tuple[OutputName, ...] = ()
-
-    @property
-    def elements_by_key(self) -> dict[str, Element]:
-        return self._by_key
-
-    def __post_init__(self):
-        object.__setattr__(self, "_by_key", {e.name.lower(): e for e in self.elements})
-
-    @functools.cached_property
-    def graph(self) -> Graph:
-        """Its graph (`mna.diagnostics.Graph`), made once for every topology check."""
-        from mna.diagnostics import Graph  # the checks read the circuit's elements
-
-        return Graph(self)
-
-    @functools.cached_property
-    def numbering(self) -> Numbering:
-        """Its unknowns in order (`mna.assembly.Numbering`), made once for every assembly."""
-        from mna.assembly import Numbering  # assembly reads the circuit's elements
-
-        return Numbering(self)
+    elements_by_key: dict[str, Element] = field(default_factory=dict)
 
     def domain_of(self, key: str) -> Domain:
         return self.nodes[key].domain
@@ -112,21 +104,39 @@ class Circuit:
     def node_name(self, key: str) -> str:
         return GROUND if key == GROUND else self.nodes[key].name
 
+    def source(self, name: str, location: SourceLocation | None) -> Source:
+        """The independent source called `name`; an error where there is none."""
+        element = self.elements_by_key.get(name.lower())
+        if not isinstance(element, Source):
+            raise NetlistError(f"'{name}' is not an independent source of the circuit",
+                               location)
+        return element
+
+    def check_output(self, output: OutputName, location: SourceLocation | None = None) -> None:
+        """An error, located, when `output` names a node or element the circuit lacks."""
+        where = output.location or location
+        if output.kind == "I":
+            if output.keys[0] not in self.elements_by_key:
+                raise NetlistError(f"no element '{output.keys[0]}' in the circuit", where)
+            return
+        for key in output.keys:
+            if key != GROUND and key not in self.nodes:
+                raise NetlistError(f"no node '{key}' in the circuit", where)
+
     def output(self, text: str) -> OutputName:
         """``"V(n)"``, ``"V(a,b)"`` or ``"I(name)"`` as an `OutputName` of this circuit."""
         match = re.fullmatch(r"\s*([VvIi])\(\s*([^,()\s]+)\s*(?:,\s*([^,()\s]+)\s*)?\)\s*", text)
         if match is None or (match[1] in "Ii" and match[3]):
             raise ValueError(f"expected V(node), V(a,b) or I(element), got {text!r}")
+        names = [n for n in (match[2], match[3]) if n]
         if match[1] in "Ii":
-            key = match[2].lower()
-            if key not in self.elements_by_key:
-                raise ValueError(f"no element {match[2]!r} in the circuit")
-            return OutputName("I", (key,))
-        keys = tuple(GROUND if n.lower() in GROUND_ALIASES else n.lower()
-                     for n in (match[2], match[3]) if n)
-        for key, name in zip(keys, (match[2], match[3])):
+            if names[0].lower() not in self.elements_by_key:
+                raise ValueError(f"no element '{names[0]}' in the circuit")
+            return OutputName("I", (names[0].lower(),))
+        keys = tuple(GROUND if n.lower() in GROUND_ALIASES else n.lower() for n in names)
+        for key, name in zip(keys, names):
             if key != GROUND and key not in self.nodes:
-                raise ValueError(f"no node {name!r} in the circuit")
+                raise ValueError(f"no node '{name}' in the circuit")
         return OutputName("V", keys)
 
     def label(self, output: OutputName) -> str:
@@ -146,11 +156,8 @@ class Circuit:
         """Every node's across variable and the through variable of every element with a
         through unknown or an input (sources, T-type elements, couplers, controlled sources)."""
         nodes = tuple(OutputName("V", (key,)) for key in self.nodes)
-        throughs = tuple(
-            OutputName("I", (e.name.lower(),))
-            for e in self.elements
-            if e.reports_through()
-        )
+        throughs = tuple(OutputName("I", (e.name.lower(),))
+                         for e in self.elements if e.reports_through())
         return nodes + throughs
 
     def outputs(self) -> tuple[OutputName, ...]:

@@ -1,12 +1,15 @@
-"""The ``mna`` command: ``run``, ``check`` (and the analyses' own subcommands)."""
+"""The ``mna`` command: run, check, ss."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import gc
+import json
 import logging
+import os
+import signal
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
 
@@ -14,29 +17,52 @@ import mna
 from mna.circuit import OPTION_CHOICES
 from mna.elements import Element
 from mna.errors import MnaError, NetlistError
-from mna.netlist import collector_paused
 from mna.netlist.fields import FieldReader, Scope
 from mna.netlist.parser import parse_text
-from mna.results import write_results
+from mna.netlist.requests import Request, StateSpace
+from mna.writers import WRITERS, write_results
 
 log = logging.getLogger("mna")
 
-EXIT_OK, EXIT_NETLIST, EXIT_USAGE, EXIT_ANALYSIS = 0, 1, 2, 3
+EXIT_OK, EXIT_NETLIST, EXIT_USAGE, EXIT_ANALYSIS, EXIT_INTERNAL = 0, 1, 2, 3, 4
+
+DESCRIPTION = """\
+Modified nodal analysis of electrical, mechanical, fluid and thermal systems written as a
+SPICE-like netlist.
+
+  mna run FILE [-o DIR]   perform every analysis of the netlist, print a summary, write files
+  mna ss FILE             print the state-space models of its .ss cards
+  mna check FILE          read and check the netlist without analysing it
+
+Exit status: 0 done, 1 bad netlist, 2 bad command line, 3 analysis failed, 4 internal error.
+"""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("mna")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mna", description=__doc__)
+    parser = argparse.ArgumentParser(prog="mna", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"mna {_version()}")
     common = argparse.ArgumentParser(add_help=False)
     verbosity = common.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print errors only")
     verbosity.add_argument("-v", "--verbose", action="store_true",
-                           help="also log what the solvers did (continuation, step counts)")
-    commands = parser.add_subparsers(dest="command", required=True)
+                           help="also log what the solvers did, and show the traceback of an "
+                                "internal error")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser("run", parents=[common], help="perform every analysis in the netlist")
     run.add_argument("netlist", type=Path)
-    run.add_argument("-o", "--output", type=Path, metavar="DIR", help="write one file per analysis")
-    run.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    run.add_argument("-o", "--output", type=Path, metavar="DIR",
+                     help="write one file per analysis into DIR")
+    run.add_argument("--format", choices=sorted(WRITERS),
+                     help="format of the result files (default csv; needs -o)")
     run.add_argument("--plot", action="store_true", help="also write a PNG per analysis (needs -o)")
     run.add_argument("--method", choices=OPTION_CHOICES["method"],
                      help="integration method (overrides .options method=)")
@@ -54,35 +80,26 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command with arguments `argv` (default: the process's); returns the exit status."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as stop:  # argparse has printed the usage error (or --help)
+    except SystemExit as stop:  # argparse has printed the usage error (or --help, --version)
         return EXIT_USAGE if stop.code else EXIT_OK
-    if args.command == "run" and args.plot and args.output is None:
+    if args.command == "run" and (problem := _output_problem(args)):
         parser.print_usage(sys.stderr)
-        print("mna run: error: --plot needs -o DIR", file=sys.stderr)
+        print(f"mna run: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.ERROR if args.quiet else logging.INFO if args.verbose else logging.WARNING)
-    # the modules and the circuit live as long as the command: kept out of the collector's
-    # passes, which would find nothing in them (once the collector resumes, its first pass
-    # walks every object made while it paused: ~25 ms after a 20,000-line netlist); not
-    # where a caller has frozen objects of its own, which unfreezing would release
-    freezes = gc.get_freeze_count() == 0
     try:
-        with collector_paused():
-            circuit = mna.read(args.netlist)
-            if freezes:
-                gc.freeze()
+        circuit = mna.read(args.netlist)
         if args.command == "check":
-            return _check(circuit)
+            return _check(circuit, args.quiet)
         if args.command == "ss":
-            from mna.analysis.statespace import print_models
-
-            return print_models(circuit, args.symbolic, args.format)
+            return _print_models(circuit, args.symbolic, args.format)
         return _run(circuit, args)
     except NetlistError as error:
         print(error, file=sys.stderr)
@@ -90,43 +107,97 @@ def main(argv: list[str] | None = None) -> int:
     except MnaError as error:
         print(f"{args.netlist}: error: {error}", file=sys.stderr)
         return EXIT_ANALYSIS
+    except (KeyboardInterrupt, BrokenPipeError, SystemExit):
+        raise
+    except Exception as error:   # a bug: say so in one line, the traceback under -v
+        log.debug("internal error", exc_info=True)
+        print(f"{args.netlist}: internal error (a bug in mna; -v shows the traceback): "
+              f"{type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_INTERNAL
     finally:
-        if freezes:
-            gc.unfreeze()
         log.removeHandler(handler)
         log.setLevel(logging.NOTSET)
 
 
+def _output_problem(args) -> str | None:
+    """Why the output options cannot work, found before any analysis runs (or None)."""
+    if args.output is None:
+        if args.plot or args.format:
+            return f"{'--plot' if args.plot else '--format'} needs -o DIR"
+        return None
+    if args.output.exists() and not args.output.is_dir():
+        return f"-o {args.output}: not a directory"
+    existing = args.output
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        return f"-o {args.output}: cannot create files under {existing}"
+    return None
+
+
 def command() -> NoReturn:
-    """The ``mna`` process (its console script and ``python -m mna``): `main`, then exit
-    with every object frozen, so that the interpreter's collections at shutdown skip them
-    (they walk every module's objects: ~50 ms after scipy is imported)."""
-    status = main()
-    gc.freeze()
+    """The ``mna`` process (its console script and ``python -m mna``): `main`, with a
+    termination signal unwinding like Ctrl-C (no temporary file is left), and a closed
+    pipe (``mna ss FILE | head``) ending the output quietly."""
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = EXIT_OK
+    except KeyboardInterrupt:
+        status = 128 + signal.SIGINT
     sys.exit(status)
 
 
-def _reads_as_an_element(line: str) -> bool:
-    """Whether `line`, the title, is an element line that a missing title line pushed there:
-    it is one when the element's own reader accepts it ('DC motor driving a load' is not)."""
+def _terminated(signum, frame) -> NoReturn:
+    raise SystemExit(128 + signum)
+
+
+def _title_is_an_element(circuit) -> bool:
+    """Whether the title reads as an element line joined to the circuit: then a missing
+    title line has likely pushed an element there ('DC motor, my own' reads as a diode, but
+    between nodes the circuit does not have)."""
     try:
-        cards = parse_text("\n" + line).cards
-        cls = Element.class_for(cards[0].head.text) if len(cards) == 1 else None
+        (card,) = parse_text("\n" + circuit.title).cards
+        cls = Element.class_for(card.head)
         if cls is None:
             return False
-        cls.from_fields(FieldReader(cards[0], Scope(), cls.usage, lambda *note: None))
-    except NetlistError:
+        nodes: list[str] = []
+        cls.from_fields(FieldReader(card, Scope(), cls.usage,
+                                    lambda key, *rest: nodes.append(key)))
+    except (NetlistError, ValueError):
         return False
-    return True
+    return any(node in circuit.nodes for node in nodes)
 
 
-def _check(circuit) -> int:
-    if _reads_as_an_element(circuit.title):
+def _check(circuit, quiet: bool) -> int:
+    if _title_is_an_element(circuit):
         log.warning("%s:1: the first line is the title, so '%s' is not read as an element",
                     circuit.path, circuit.title)
-    domains = sorted({node.domain.value for node in circuit.nodes.values()})
-    print(f"{circuit.path}: {len(circuit.elements)} elements, {len(circuit.nodes)} nodes "
-          f"({', '.join(domains) or 'none'}), {len(circuit.analyses)} analyses")
+    if not quiet:
+        domains = sorted({node.domain.value for node in circuit.nodes.values()})
+        print(f"{circuit.path}: {len(circuit.elements)} elements, {len(circuit.nodes)} nodes "
+              f"({', '.join(domains) or 'none'}), {len(circuit.analyses)} analyses")
+    return EXIT_OK
+
+
+def _print_models(circuit, symbolic: bool, fmt: str) -> int:
+    """Every ``.ss`` card's model (all sources to the default outputs when the netlist has
+    none), as text, JSON or LaTeX."""
+    cards = [a for a in circuit.analyses if isinstance(a, StateSpace)]
+    if not cards:
+        log.warning("%s: no .ss card: the model from every source to the default outputs",
+                    circuit.path)
+        cards = [StateSpace()]
+    models = [mna.perform(dataclasses.replace(card, symbolic=card.symbolic or symbolic),
+                          circuit) for card in cards]
+    if fmt == "json":
+        data = [m.to_dict() for m in models]
+        print(json.dumps(data[0] if len(data) == 1 else data, indent=2))
+    else:
+        print("\n".join(m.to_latex() if fmt == "latex" else m.to_text() for m in models))
     return EXIT_OK
 
 
@@ -135,17 +206,19 @@ def _run(circuit, args) -> int:
         options = dataclasses.replace(circuit.options, method=args.method)
         circuit = dataclasses.replace(circuit, options=options)
     if not circuit.analyses:
-        log.warning("%s: the netlist asks for no analysis (.op, .dc, .ac, .tran, .ss)",
-                    circuit.path)
+        log.warning("%s: the netlist asks for no analysis (%s)", circuit.path,
+                    ", ".join(Request.registry))
     results = mna.run(circuit)
-    for result in results:
-        print(result.summary())
+    if not args.quiet:
+        for result in results:
+            print(result.summary())
     if args.output is not None:
-        paths = write_results(results, args.output, args.format)
+        paths = write_results(results, args.output, args.format or "csv")
         if args.plot:
-            from mna.plots import write_plots
+            from mna.plots import write_plots  # matplotlib: only when asked
 
             paths += write_plots(results, args.output)
-        for path in paths:
-            print(f"wrote {path}")
+        if not args.quiet:
+            for path in paths:
+                print(f"wrote {path}")
     return EXIT_OK

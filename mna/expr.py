@@ -1,158 +1,330 @@
-"""The expression grammar of NETLIST.md, parsed by hand into sympy (never ``eval``/``sympify``).
+"""The expression grammar of NETLIST.md, parsed by hand (never ``eval``/``sympify``) into a
+short program: values and operations in postfix order.
 
-A precedence-climbing parser over a small tokenizer. Names become real sympy symbols (parameters,
-``time``), probes ``V(n)``, ``V(a,b)`` and ``I(name)`` become symbols recorded in `Parsed.probes`.
-Numbers are SPICE numbers (``2.2k``), so ``{2.2k*r}`` works as it does in ngspice.
+The program is evaluated in floats (a result that overflows or is not a real number is an
+error at the operation's column, so no expression can run away), or turned into a sympy
+expression where a derivative (behavioural sources) or a symbolic model is wanted. Names are
+parameters, and a parameter of the netlist outranks the constants ``pi`` and ``e``; ``time``
+and the probes ``V(n)``, ``V(a,b)``, ``I(name)`` are allowed where the caller says so.
+Numbers are SPICE numbers (``2.2k``), as in ngspice.
 """
 
 from __future__ import annotations
 
-import functools
+import logging
+import math
+import operator
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeAlias
 
 from mna.errors import NetlistError
 from mna.netlist.model import SourceLocation
-from mna.units import parse_number
+from mna.units import read_number
 
 if TYPE_CHECKING:
-    import sympy
+    pass
 
-# sympy is imported on first use, not with this module: it takes about a third of a second to
-# import, and a netlist of plain numbers never needs it.
+log = logging.getLogger(__name__)
 
 TOKEN = re.compile(
     r"\s*(?:(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[A-Za-z]*)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)"
-    r"|(?P<op>\*\*|&&|\|\||==|!=|<=|>=|[-+*/^(),<>!]))"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_.#]*)"
+    r"|(?P<op>\*\*|&&|\|\||==|!=|<=|>=|[-+*/^(),<>!?:]))"
 )
+MAX_DEPTH = 100   # nesting of parentheses, calls and unary operators
+CONSTANTS = {"pi": math.pi, "e": math.e}
+
+
+class Instruction(NamedTuple):
+    """One step of a program: push a number, a name's value, ``time`` or a probe, or apply
+    an operation to the values on top of the stack. `offset` is its column in the text."""
+
+    code: str        # "number" | "name" | "time" | "probe" | "apply"
+    argument: object
+    offset: int
+
+
+class Probe(NamedTuple):
+    kind: str                  # "V" or "I"
+    names: tuple[str, ...]     # as written
+
+
+def _check(value: float) -> float:
+    if not math.isfinite(value):
+        raise OverflowError("the result is not a finite number")
+    return value
+
+
+def _truth(value: bool) -> float:
+    return 1.0 if value else 0.0
+
+
+def _power(base: float, exponent: float) -> float:
+    if base == 0 and exponent < 0:
+        raise ZeroDivisionError
+    if base < 0 and exponent != int(exponent):
+        raise ValueError(f"{base:g} to the power {exponent:g} is not a real number")
+    return _check(math.pow(base, exponent))
+
+
+def _sign(value: float) -> float:
+    return float((value > 0) - (value < 0))
+
+
+def _log10(value: float) -> float:
+    return math.log10(value)
+
+
+@dataclass(frozen=True)
+class Function:
+    """An operation of the grammar: its arity, its float implementation and how to build it
+    in sympy (given the sympy module and the arguments)."""
+
+    arity: int
+    numeric: Callable[..., float]
+    symbolic: Callable
+
+
+def _piecewise(sp, condition, value, otherwise):
+    return sp.Piecewise((value, condition), (otherwise, True))
+
+
+def _as_truth(sp, condition):
+    return _piecewise(sp, condition, sp.Integer(1), sp.Integer(0))
+
+
+FUNCTIONS: dict[str, Function] = {
+    "sqrt": Function(1, math.sqrt, lambda sp, x: sp.sqrt(x)),
+    "exp": Function(1, math.exp, lambda sp, x: sp.exp(x)),
+    "ln": Function(1, math.log, lambda sp, x: sp.log(x)),
+    "log": Function(1, math.log, lambda sp, x: sp.log(x)),
+    "log10": Function(1, _log10, lambda sp, x: sp.log(x, 10)),
+    "sin": Function(1, math.sin, lambda sp, x: sp.sin(x)),
+    "cos": Function(1, math.cos, lambda sp, x: sp.cos(x)),
+    "tan": Function(1, math.tan, lambda sp, x: sp.tan(x)),
+    "asin": Function(1, math.asin, lambda sp, x: sp.asin(x)),
+    "acos": Function(1, math.acos, lambda sp, x: sp.acos(x)),
+    "atan": Function(1, math.atan, lambda sp, x: sp.atan(x)),
+    "atan2": Function(2, math.atan2, lambda sp, y, x: sp.atan2(y, x)),
+    "sinh": Function(1, math.sinh, lambda sp, x: sp.sinh(x)),
+    "cosh": Function(1, math.cosh, lambda sp, x: sp.cosh(x)),
+    "tanh": Function(1, math.tanh, lambda sp, x: sp.tanh(x)),
+    "abs": Function(1, abs, lambda sp, x: sp.Abs(x)),
+    "sign": Function(1, _sign, lambda sp, x: sp.sign(x)),
+    "min": Function(2, min, lambda sp, a, b: sp.Min(a, b)),
+    "max": Function(2, max, lambda sp, a, b: sp.Max(a, b)),
+    "pow": Function(2, _power, lambda sp, a, b: sp.Pow(a, b)),
+    "floor": Function(1, lambda x: float(math.floor(x)), lambda sp, x: sp.floor(x)),
+    "ceil": Function(1, lambda x: float(math.ceil(x)), lambda sp, x: sp.ceiling(x)),
+    "if": Function(3, lambda c, a, b: a if c != 0 else b,
+                   lambda sp, c, a, b: _piecewise(sp, sp.Ne(c, 0), a, b)),
+}
+
+# operators: (precedence, name of their function); unary ones bind tighter than any binary
+BINARY = {"?": (0, "?"), "||": (1, "||"), "&&": (2, "&&"), "==": (3, "=="), "!=": (3, "!="),
+          "<": (4, "<"), "<=": (4, "<="), ">": (4, ">"), ">=": (4, ">="),
+          "+": (5, "+"), "-": (5, "-"), "*": (6, "*"), "/": (6, "/")}
 UNARY_PRECEDENCE = 7
-
-
-@functools.cache
-def time_symbol() -> sympy.Symbol:
-    """The symbol ``time`` in source values and behavioural expressions."""
-    import sympy
-
-    return sympy.Symbol("time", real=True)
-
-
-def _truth(condition) -> sympy.Expr:
-    """A sympy condition as the number 1 or 0, as SPICE expressions use them."""
-    import sympy
-
-    return sympy.Piecewise((sympy.Integer(1), condition), (sympy.Integer(0), True))
-
-
-def _nonzero(value) -> sympy.Basic:
-    import sympy
-
-    return sympy.Ne(value, 0)
-
-
-@dataclass(frozen=True)
-class _Grammar:
-    constants: dict
-    functions: dict   # name -> (arity, function)
-    binary: dict      # operator -> (precedence, function)
-
-
-@functools.cache
-def _grammar() -> _Grammar:
-    import sympy
-
-    constants = {"pi": sympy.pi, "e": sympy.E}
-    functions = {
-        "sqrt": (1, sympy.sqrt),
-        "exp": (1, sympy.exp),
-        "ln": (1, sympy.log),
-        "log": (1, sympy.log),
-        "log10": (1, lambda x: sympy.log(x, 10)),
-        "sin": (1, sympy.sin),
-        "cos": (1, sympy.cos),
-        "tan": (1, sympy.tan),
-        "asin": (1, sympy.asin),
-        "acos": (1, sympy.acos),
-        "atan": (1, sympy.atan),
-        "atan2": (2, sympy.atan2),
-        "sinh": (1, sympy.sinh),
-        "cosh": (1, sympy.cosh),
-        "tanh": (1, sympy.tanh),
-        "abs": (1, sympy.Abs),
-        "sign": (1, sympy.sign),
-        "min": (2, sympy.Min),
-        "max": (2, sympy.Max),
-        "pow": (2, sympy.Pow),
-        "floor": (1, sympy.floor),
-        "ceil": (1, sympy.ceiling),
-        "if": (3, lambda c, a, b: sympy.Piecewise((a, _nonzero(c)), (b, True))),
-    }
-    binary = {
-        "||": (1, lambda a, b: _truth(sympy.Or(_nonzero(a), _nonzero(b)))),
-        "&&": (2, lambda a, b: _truth(sympy.And(_nonzero(a), _nonzero(b)))),
-        "==": (3, lambda a, b: _truth(sympy.Eq(a, b))),
-        "!=": (3, lambda a, b: _truth(sympy.Ne(a, b))),
-        "<": (4, lambda a, b: _truth(sympy.Lt(a, b))),
-        "<=": (4, lambda a, b: _truth(sympy.Le(a, b))),
-        ">": (4, lambda a, b: _truth(sympy.Gt(a, b))),
-        ">=": (4, lambda a, b: _truth(sympy.Ge(a, b))),
-        "+": (5, lambda a, b: a + b),
-        "-": (5, lambda a, b: a - b),
-        "*": (6, lambda a, b: a * b),
-        "/": (6, lambda a, b: a / b),
-    }
-    return _Grammar(constants, functions, binary)
-
-
-def parameter(name: str) -> sympy.Symbol:
-    """The symbol standing for parameter `name` (names are case-insensitive)."""
-    import sympy
-
-    return sympy.Symbol(name.lower(), real=True)
-
-
-def probe(kind: str, *names: str) -> sympy.Symbol:
-    """The symbol for ``V(a)``, ``V(a,b)`` or ``I(name)`` inside a behavioural expression."""
-    import sympy
-
-    return sympy.Symbol(f"{kind.upper()}({','.join(n.lower() for n in names)})", real=True)
+OPERATORS: dict[str, Function] = {
+    "?": Function(3, lambda c, a, b: a if c != 0 else b,
+                  lambda sp, c, a, b: _piecewise(sp, sp.Ne(c, 0), a, b)),
+    "||": Function(2, lambda a, b: _truth(a != 0 or b != 0),
+                   lambda sp, a, b: _as_truth(sp, sp.Or(sp.Ne(a, 0), sp.Ne(b, 0)))),
+    "&&": Function(2, lambda a, b: _truth(a != 0 and b != 0),
+                   lambda sp, a, b: _as_truth(sp, sp.And(sp.Ne(a, 0), sp.Ne(b, 0)))),
+    "==": Function(2, lambda a, b: _truth(a == b), lambda sp, a, b: _as_truth(sp, sp.Eq(a, b))),
+    "!=": Function(2, lambda a, b: _truth(a != b), lambda sp, a, b: _as_truth(sp, sp.Ne(a, b))),
+    "<": Function(2, lambda a, b: _truth(a < b), lambda sp, a, b: _as_truth(sp, sp.Lt(a, b))),
+    "<=": Function(2, lambda a, b: _truth(a <= b), lambda sp, a, b: _as_truth(sp, sp.Le(a, b))),
+    ">": Function(2, lambda a, b: _truth(a > b), lambda sp, a, b: _as_truth(sp, sp.Gt(a, b))),
+    ">=": Function(2, lambda a, b: _truth(a >= b), lambda sp, a, b: _as_truth(sp, sp.Ge(a, b))),
+    "+": Function(2, operator.add, lambda sp, a, b: a + b),
+    "-": Function(2, operator.sub, lambda sp, a, b: a - b),
+    "*": Function(2, operator.mul, lambda sp, a, b: a * b),
+    "/": Function(2, operator.truediv, lambda sp, a, b: a / b),
+    "^": Function(2, _power, lambda sp, a, b: sp.Pow(a, b)),
+    "neg": Function(1, operator.neg, lambda sp, x: -x),
+    "!": Function(1, lambda x: _truth(x == 0), lambda sp, x: _as_truth(sp, sp.Eq(x, 0))),
+}
+RELATIONS = ("==", "!=", "<", "<=", ">", ">=")
 
 
 @dataclass(frozen=True)
-class Parsed:
-    """A parsed expression and where each free name first stands in the source."""
+class UserFunction:
+    """A ``.func name(a, b) = {expr}``: its parameters and body, expanded where called."""
 
-    value: sympy.Expr
-    names: dict[str, SourceLocation] = field(default_factory=dict)
-    probes: dict[sympy.Symbol, tuple[str, tuple[str, ...], SourceLocation]] = field(
-        default_factory=dict
-    )
+    name: str
+    parameters: tuple[str, ...]
+    body: Expression
 
 
-def parse_expression(
-    text: str, location: SourceLocation, *, time: bool = False, probes: bool = False
-) -> Parsed:
-    """Parse `text`, found at `location`; `time` and `probes` allow ``time`` and ``V()/I()``.
+class Expression:
+    """A parsed expression: its program, its text, and where the text starts.
 
     >>> from mna.netlist.model import SourceLocation
-    >>> parse_expression("2*r0 + 1k", SourceLocation("x.net", 1, 1)).value
-    2*r0 + 1000.0
+    >>> e = parse_expression("2*r0 + 1k", SourceLocation("x.net", 1, 1))
+    >>> e.evaluate({"r0": 3.0})
+    1006.0
     """
-    return _Parser(text, location, time, probes).parse()
+
+    __slots__ = ("program", "text", "location")
+
+    def __init__(self, program: tuple[Instruction, ...], text: str, location: SourceLocation):
+        self.program = program
+        self.text = text
+        self.location = location
+
+    def __repr__(self) -> str:
+        return f"Expression({self.text!r})"
+
+    # -- what it reads -------------------------------------------------------------------------
+    @property
+    def names(self) -> dict[str, SourceLocation]:
+        """Each parameter (or constant) name it reads, at its first place."""
+        found: dict[str, SourceLocation] = {}
+        for step in self.program:
+            if step.code == "name" and step.argument not in found:
+                found[step.argument] = self.location.shifted(step.offset)
+        return found
+
+    @property
+    def probes(self) -> dict[Probe, SourceLocation]:
+        return {step.argument: self.location.shifted(step.offset)
+                for step in self.program if step.code == "probe"}
+
+    @property
+    def uses_time(self) -> bool:
+        return any(step.code == "time" for step in self.program)
+
+    @property
+    def is_constant(self) -> bool:
+        """Whether it reads nothing but constants."""
+        return all(step.code in ("number", "apply") or
+                   (step.code == "name" and step.argument in CONSTANTS) for step in self.program)
+
+    # -- evaluation ----------------------------------------------------------------------------
+    def evaluate(self, values: Mapping[str, float], time: float | None = None) -> float:
+        """Its value in floats, with parameters from `values` (constants where not given)."""
+        stack: list[float] = []
+        push = stack.append
+        for step in self.program:
+            code = step.code
+            if code == "number":
+                push(step.argument)
+            elif code == "apply":
+                function = FUNCTIONS.get(step.argument) or OPERATORS[step.argument]
+                arguments = stack[len(stack) - function.arity:]
+                del stack[len(stack) - function.arity:]
+                try:
+                    push(_check(float(function.numeric(*arguments))))
+                except (ArithmeticError, ValueError) as error:
+                    self._fail(step, _reason(step.argument, arguments, error))
+            elif code == "name":
+                value = values.get(step.argument)
+                if value is None:
+                    value = CONSTANTS.get(step.argument)
+                    if value is None:
+                        self._fail(step, f"undefined parameter '{step.argument}'")
+                push(value)
+            elif code == "time" and time is not None:
+                push(time)
+            else:
+                what = "time" if code == "time" else f"{step.argument.kind}()"
+                self._fail(step, f"{what} has no value here")
+        return stack[0]
+
+    def _fail(self, step: Instruction, message: str) -> NoReturn:
+        raise NetlistError(message, self.location.shifted(step.offset))
+
+    def substitute(self, values: Mapping[str, Value]) -> Value:
+        """The expression with the names of `values` replaced by them (a float when nothing
+        is left to read): a subcircuit's parameters, a ``.func``'s arguments."""
+        program: list[Instruction] = []
+        for step in self.program:
+            value = values.get(step.argument) if step.code == "name" else None
+            if value is None:
+                program.append(step)
+            elif isinstance(value, Expression):
+                program.extend(s._replace(offset=step.offset) for s in value.program)
+            else:
+                program.append(Instruction("number", float(value), step.offset))
+        expression = Expression(tuple(program), self.text, self.location)
+        return expression.evaluate({}) if expression.is_constant else expression
+
+    def to_sympy(self, name: Callable[[str], object], probe: Callable[[Probe], object] | None
+                 = None, time: object = None):
+        """The sympy expression: `name` gives a parameter's value or symbol (None: the
+        constant of that name), `probe` and `time` the symbols of probes and time."""
+        import sympy
+
+        stack: list = []
+        for step in self.program:
+            code = step.code
+            if code == "number":
+                value = step.argument
+                stack.append(sympy.Integer(int(value)) if value == int(value)
+                             and abs(value) < 2**53 else sympy.Float(value))
+            elif code == "name":
+                value = name(step.argument)
+                if value is None:
+                    value = {"pi": sympy.pi, "e": sympy.E}[step.argument]
+                stack.append(value)
+            elif code == "time":
+                stack.append(time)
+            elif code == "probe":
+                stack.append(probe(step.argument))
+            else:
+                function = FUNCTIONS.get(step.argument) or OPERATORS[step.argument]
+                arguments = stack[len(stack) - function.arity:]
+                del stack[len(stack) - function.arity:]
+                stack.append(function.symbolic(sympy, *arguments))
+        return stack[0]
+
+
+Value: TypeAlias = "float | Expression"
+
+
+def _reason(name: str, arguments: list[float], error: Exception) -> str:
+    shown = ", ".join(f"{a:g}" for a in arguments)
+    if name in BINARY or name == "^":
+        shown, name = f"{arguments[0]:g} {name} {arguments[1]:g}", ""
+    if isinstance(error, ZeroDivisionError):
+        return f"division by zero in {name}({shown})" if name else f"division by zero: {shown}"
+    described = f"{name}({shown})" if name else shown
+    if isinstance(error, OverflowError):
+        return f"{described} overflows"
+    return f"{described} is not a real number"
+
+
+def parse_expression(text: str, location: SourceLocation, *, time: bool = False,
+                     probes: bool = False,
+                     functions: Mapping[str, UserFunction] | None = None) -> Expression:
+    """Parse `text`, which starts at `location`; `time` and `probes` allow ``time`` and
+    ``V()``/``I()``; `functions` are the ``.func`` definitions in scope.
+
+    >>> from mna.netlist.model import SourceLocation
+    >>> parse_expression("2^3^2 + (1 < 2)", SourceLocation("x.net", 1, 1)).evaluate({})
+    513.0
+    """
+    return _Parser(text, location, time, probes, functions or {}).parse()
 
 
 class _Parser:
-    def __init__(self, text: str, location: SourceLocation, time: bool, probes: bool):
+    """Precedence climbing over a small tokenizer, emitting the program in postfix order."""
+
+    def __init__(self, text: str, location: SourceLocation, time: bool, probes: bool,
+                 functions: Mapping[str, UserFunction]):
         self.text = text
         self.location = location
         self.allow_time = time
         self.allow_probes = probes
-        self.grammar = _grammar()
+        self.functions = functions
         self.tokens = self._tokenize()
         self.index = 0
-        self.names: dict[str, SourceLocation] = {}
-        self.probes: dict[sympy.Symbol, tuple[str, tuple[str, ...], SourceLocation]] = {}
+        self.depth = 0
+        self.program: list[Instruction] = []
 
     def _tokenize(self) -> list[tuple[str, str, int]]:
         tokens = []
@@ -160,17 +332,18 @@ class _Parser:
         while position < len(self.text):
             match = TOKEN.match(self.text, position)
             if match is None or match.lastgroup is None:
-                if self.text[position:].strip() == "":
+                rest = self.text[position:]
+                if not rest.strip():
                     break
-                offset = position + len(self.text[position:]) - len(self.text[position:].lstrip())
-                self.fail(f"unexpected {self.text[offset]!r} in expression", offset)
+                self.fail(f"unexpected {rest.lstrip()[0]!r} in expression",
+                          position + len(rest) - len(rest.lstrip()))
             kind = match.lastgroup
             tokens.append((kind, match.group(kind), match.start(kind)))
             position = match.end()
         tokens.append(("end", "", len(self.text)))
         return tokens
 
-    def fail(self, message: str, offset: int):
+    def fail(self, message: str, offset: int) -> NoReturn:
         raise NetlistError(message, self.location.shifted(offset))
 
     def peek(self) -> tuple[str, str, int]:
@@ -182,100 +355,131 @@ class _Parser:
         return token
 
     def expect(self, text: str) -> None:
-        kind, value, offset = self.take()
+        _, value, offset = self.take()
         if value != text:
             self.fail(f"expected '{text}'" + (f", found '{value}'" if value else ""), offset)
 
-    def parse(self) -> Parsed:
+    def emit(self, code: str, argument: object, offset: int) -> None:
+        self.program.append(Instruction(code, argument, offset))
+
+    def parse(self) -> Expression:
         if self.peek()[0] == "end":
             self.fail("empty expression", 0)
-        value = self.binary(0)
+        self.binary(0)
         kind, text, offset = self.peek()
         if kind != "end":
             self.fail(f"unexpected '{text}' in expression", offset)
-        return Parsed(value, self.names, self.probes)
+        return Expression(tuple(self.program), self.text, self.location)
 
-    def binary(self, min_precedence: int) -> sympy.Expr:
-        left = self.unary()
-        binary = self.grammar.binary
+    def nested(self, offset: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(f"expression nested more than {MAX_DEPTH} levels deep", offset)
+
+    def binary(self, min_precedence: int) -> None:
+        self.unary()
         while True:
-            kind, text, _ = self.peek()
-            if kind != "op" or text not in binary or binary[text][0] < min_precedence:
-                return left
-            precedence, combine = binary[text]
+            kind, text, offset = self.peek()
+            if kind != "op" or text not in BINARY or BINARY[text][0] < min_precedence:
+                return
+            precedence, name = BINARY[text]
             self.take()
-            left = combine(left, self.binary(precedence + 1))
+            self.nested(offset)
+            if name == "?":    # c ? a : b, right-associative
+                self.binary(1)
+                self.expect(":")
+                self.binary(0)
+            else:
+                self.binary(precedence + 1)
+            self.depth -= 1
+            self.emit("apply", name, offset)
 
-    def unary(self) -> sympy.Expr:
-        kind, text, _ = self.peek()
+    def unary(self) -> None:
+        kind, text, offset = self.peek()
         if kind == "op" and text in ("-", "+", "!"):
-            import sympy
-
             self.take()
-            operand = self.binary(UNARY_PRECEDENCE)
-            return {"-": lambda: -operand, "+": lambda: operand,
-                    "!": lambda: _truth(sympy.Eq(operand, 0))}[text]()
-        return self.power()
+            self.nested(offset)
+            self.binary(UNARY_PRECEDENCE)
+            self.depth -= 1
+            if text != "+":
+                self.emit("apply", "neg" if text == "-" else "!", offset)
+            return
+        self.power()
 
-    def power(self) -> sympy.Expr:
-        base = self.primary()
-        kind, text, _ = self.peek()
+    def power(self) -> None:
+        self.primary()
+        kind, text, offset = self.peek()
         if kind == "op" and text in ("^", "**"):
-            import sympy
-
             self.take()
-            return sympy.Pow(base, self.binary(UNARY_PRECEDENCE))
-        return base
+            self.nested(offset)
+            self.binary(UNARY_PRECEDENCE)   # right-associative, and 2^-1 is 0.5
+            self.depth -= 1
+            self.emit("apply", "^", offset)
 
-    def primary(self) -> sympy.Expr:
+    def primary(self) -> None:
         kind, text, offset = self.take()
         if kind == "number":
-            import sympy
-
-            value = parse_number(text)
-            if value is None:
-                self.fail(f"bad number '{text}'", offset)
-            return sympy.Integer(text) if text.isdigit() else sympy.Float(value)
-        if kind == "op" and text == "(":
-            value = self.binary(0)
+            self.emit("number", read_number(text, self.location.shifted(offset)), offset)
+        elif kind == "op" and text == "(":
+            self.nested(offset)
+            self.binary(0)
             self.expect(")")
-            return value
-        if kind == "name":
-            if self.peek()[1] == "(":
-                return self.call(text, offset)
-            return self.name(text, offset)
-        self.fail("expected a value" + (f", found '{text}'" if text else ""), offset)
+            self.depth -= 1
+        elif kind == "name" and self.peek()[1] == "(":
+            self.call(text, offset)
+        elif kind == "name":
+            self.name(text, offset)
+        else:
+            self.fail("expected a value" + (f", found '{text}'" if text else ""), offset)
 
-    def name(self, text: str, offset: int) -> sympy.Expr:
+    def name(self, text: str, offset: int) -> None:
         key = text.lower()
         if key == "time":
             if not self.allow_time:
                 self.fail("'time' is only allowed in source values and behavioural elements",
                           offset)
-            return time_symbol()
-        if key in self.grammar.constants:
-            return self.grammar.constants[key]
-        self.names.setdefault(key, self.location.shifted(offset))
-        return parameter(key)
+            self.emit("time", None, offset)
+        else:
+            self.emit("name", key, offset)
 
-    def call(self, text: str, offset: int) -> sympy.Expr:
+    def call(self, text: str, offset: int) -> None:
         key = text.lower()
         self.take()
         if key in ("v", "i"):
-            return self.probe(key, offset)
-        if key not in self.grammar.functions:
+            self.probe(key, offset)
+            return
+        user = self.functions.get(key)
+        if user is None and key not in FUNCTIONS:
             self.fail(f"unknown function '{text}'", offset)
-        arity, function = self.grammar.functions[key]
-        args = [self.binary(0)]
+        self.nested(offset)
+        starts = [len(self.program)]
+        self.binary(0)
         while self.peek()[1] == ",":
             self.take()
-            args.append(self.binary(0))
+            starts.append(len(self.program))
+            self.binary(0)
         self.expect(")")
-        if len(args) != arity:
-            self.fail(f"{key}() takes {arity} argument{'s' * (arity > 1)}, got {len(args)}", offset)
-        return function(*args)
+        self.depth -= 1
+        arity = len(user.parameters) if user else FUNCTIONS[key].arity
+        if len(starts) != arity:
+            self.fail(f"{key}() takes {arity} argument{'s' * (arity != 1)}, got {len(starts)}",
+                      offset)
+        if user is None:
+            self.emit("apply", key, offset)
+            return
+        # a .func call: its body with each parameter replaced by its argument's program
+        arguments = [Expression(tuple(self.program[begin:end]), "", self.location)
+                     for begin, end in zip(starts, [*starts[1:], len(self.program)])]
+        del self.program[starts[0]:]
+        body = user.body.substitute(dict(zip(user.parameters, arguments)))
+        if isinstance(body, Expression):
+            if body.uses_time and not self.allow_time or body.probes and not self.allow_probes:
+                self.fail(f"{key}() reads time or probes, which are not allowed here", offset)
+            self.program.extend(s._replace(offset=offset) for s in body.program)
+        else:
+            self.emit("number", body, offset)
 
-    def probe(self, key: str, offset: int) -> sympy.Expr:
+    def probe(self, key: str, offset: int) -> None:
         if not self.allow_probes:
             self.fail(f"{key.upper()}() is only allowed in behavioural elements", offset)
         names = [self.take()]
@@ -287,7 +491,4 @@ class _Parser:
             2 if key == "v" else 1
         ):
             self.fail(f"usage: {'V(node) or V(a,b)' if key == 'v' else 'I(name)'}", offset)
-        args = tuple(text for _, text, _ in names)
-        symbol = probe(key, *args)
-        self.probes.setdefault(symbol, (key.upper(), args, self.location.shifted(offset)))
-        return symbol
+        self.emit("probe", Probe(key.upper(), tuple(text for _, text, _ in names)), offset)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mna.results import Result, TableResult, file_stems, write_atomic
+from mna.results import Result, TableResult
+from mna.writers import file_stems, write_atomic
 
 log = logging.getLogger(__name__)
 

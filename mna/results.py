@@ -1,20 +1,15 @@
-"""Labelled results with units: pandas tables, atomic CSV/Parquet files, plots."""
+"""Labelled results with units: what an analysis returns, as named columns or a DataFrame
+(files are written by `mna.writers`, plots by `mna.plots`)."""
 
 from __future__ import annotations
 
-import csv
-import os
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
-
-FileFormat = Literal["csv", "parquet"]
 
 
 class Result:
@@ -34,18 +29,9 @@ class Result:
     def summary(self) -> str:
         raise NotImplementedError
 
-    def file_suffix(self, fmt: FileFormat) -> str:
-        return fmt
-
-    def write(self, path: Path, fmt: FileFormat) -> None:
-        """Write the result's table to `path` (atomically); complex columns split in two."""
-        columns = split_complex(self.table())
-        if fmt == "csv":
-            write_atomic(path, lambda p: write_csv(p, columns))
-        else:
-            import pandas as pd
-
-            write_atomic(path, lambda p: pd.DataFrame(columns).to_parquet(p, index=False))
+    def column_units(self) -> dict[str, str]:
+        """The unit of each column of `table` ('' where it has none)."""
+        return {}
 
 
 @dataclass(frozen=True)
@@ -74,6 +60,9 @@ class OperatingPointResult(Result):
         frame = super().to_dataframe()
         frame.attrs["units"] = dict(zip(self.names, self.units))
         return frame
+
+    def column_units(self) -> dict[str, str]:
+        return dict(zip(self.names, self.units))
 
     def summary(self) -> str:
         width = max((len(n) for n in self.names), default=0)
@@ -104,6 +93,9 @@ class TableResult(Result):
         frame.attrs["units"] = dict(self.units)
         return frame
 
+    def column_units(self) -> dict[str, str]:
+        return dict(self.units)
+
     def summary(self) -> str:
         count = len(next(iter(self.columns.values())))
         names = [n for n in self.columns if n != self.independent]
@@ -123,55 +115,3 @@ def split_complex(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         else:
             split[name] = values
     return split
-
-
-def write_csv(path: str | Path, columns: dict[str, np.ndarray]) -> None:
-    """The columns as CSV, cell for cell as pandas' ``to_csv(index=False)`` writes them
-    (floats in shortest round-trip form, NaN as an empty cell), without importing pandas:
-    that import costs a third of a second, more than writing 10,000 rows."""
-    cells = []
-    for values in columns.values():
-        values = np.asarray(values)
-        if values.dtype.kind == "f" and np.isnan(values).any():
-            values = np.where(np.isnan(values), "", values.astype(object))
-        cells.append(values.tolist())
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(zip(*cells))
-
-
-def file_stems(results: list[Result]) -> list[str]:
-    """``op``, ``tran``, ``tran_2`` ...: one file per analysis, numbered by kind."""
-    seen: dict[str, int] = {}
-    stems = []
-    for result in results:
-        seen[result.kind] = seen.get(result.kind, 0) + 1
-        stems.append(result.kind if seen[result.kind] == 1
-                     else f"{result.kind}_{seen[result.kind]}")
-    return stems
-
-
-def write_atomic(path: Path, write) -> None:
-    """Call `write(temporary_path)`, then rename: a failed write leaves nothing behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
-def write_results(results: list[Result], directory: str | Path,
-                  fmt: FileFormat = "csv") -> list[Path]:
-    """Write every result into `directory`; returns the paths written."""
-    directory = Path(directory)
-    paths = []
-    for result, stem in zip(results, file_stems(results)):
-        path = directory / f"{stem}.{result.file_suffix(fmt)}"
-        result.write(path, fmt)
-        paths.append(path)
-    return paths

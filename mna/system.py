@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from mna.elements.waveforms import Waveform
 from mna.nonlinear import NonlinearLoad
+from mna.waveforms import Waveform
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,22 @@
-"""Analyses; importing the package registers each one under its dot card."""
+"""The analyses: `perform` runs a request of the netlist (`mna.netlist.requests`).
 
-from mna.analysis import ac, dc, op, statespace, transient  # noqa: F401
-from mna.analysis.base import Analysis
+Each request names its runner as ``module:function``; the module is imported when a netlist
+first asks for it, so that reading and a plain ``.op`` load none of the others (the
+transient, the state-space reduction, sympy).
+"""
 
-__all__ = ["Analysis"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mna.circuit import Circuit
+    from mna.netlist.requests import Request
+    from mna.results import Result
+
+
+def perform(request: Request, circuit: Circuit) -> Result:
+    """The result of `request` on `circuit`."""
+    module, function = request.runner.split(":")
+    return getattr(importlib.import_module(module), function)(request, circuit)

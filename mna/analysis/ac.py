@@ -13,20 +13,14 @@ linearised about its operating point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import scipy.sparse as sp
 
-from mna.analysis.base import Analysis
 from mna.analysis.op import small_signal
 from mna.assembly import assemble
 from mna.errors import NetlistError, SingularSystemError
 from mna.linalg import factor
-from mna.netlist.model import SourceLocation
 from mna.results import TableResult
-
-SWEEPS = ("dec", "oct", "lin")
 
 
 def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray:
@@ -43,51 +37,21 @@ def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray
     return start * base ** (np.arange(count) / points)
 
 
-@dataclass(frozen=True)
-class AcAnalysis(Analysis):
-    card = ".ac"
-    usage = ".ac dec|oct|lin points fstart fstop"
-
-    sweep: str
-    points: int
-    start: float
-    stop: float
-    location: SourceLocation | None = field(default=None, compare=False)
-
-    @classmethod
-    def from_fields(cls, reader):
-        sweep = reader.keyword(*SWEEPS)
-        if sweep is None:
-            word = reader.peek()
-            reader.fail("expected dec, oct or lin", getattr(word, "location", None), usage=True)
-        values = [reader.value(what) for what in ("number of points", "fstart", "fstop")]
-        reader.done()
-        reader.no_more_options()
-        if not all(isinstance(v, float) for v in values):
-            reader.fail(".ac limits must be numbers", usage=True)
-        points, start, stop = values
-        if points < 1 or points != int(points):
-            reader.fail(f"the number of points must be a positive integer, got {points:g}")
-        if sweep != "lin" and not 0 < start <= stop:
-            reader.fail(f"a {sweep} sweep needs 0 < fstart <= fstop, got {start:g} and {stop:g}")
-        if sweep == "lin" and not 0 <= start <= stop:
-            reader.fail(f"a lin sweep needs 0 <= fstart <= fstop, got {start:g} and {stop:g}")
-        return cls(sweep, int(points), start, stop, reader.location)
-
-    def run(self, circuit) -> TableResult:
-        f = frequencies(self.sweep, self.points, self.start, self.stop)
-        system = small_signal(circuit, assemble(circuit))
-        u = system.ac_inputs()
-        if not np.any(u):
-            raise NetlistError(".ac: no source has an AC value (write e.g. 'V1 in 0 AC 1')",
-                               self.location)
-        outputs = ac_response(system, f, u)
-        columns = {"frequency": f}
-        units = {"frequency": "Hz"}
-        for name, unit, row in zip(system.outputs, system.output_units, outputs, strict=False):
-            columns[name] = row
-            units[name] = unit
-        return TableResult("ac", columns, units, independent="frequency")
+def ac_sweep(request, circuit) -> TableResult:
+    """``.ac``: the outputs' phasors at every frequency of the sweep."""
+    f = frequencies(request.sweep, request.points, request.start, request.stop)
+    system = small_signal(circuit, assemble(circuit))
+    u = system.ac_inputs()
+    if not np.any(u):
+        raise NetlistError(".ac: no source has an AC value (write e.g. 'V1 in 0 AC 1')",
+                           request.location)
+    outputs = ac_response(system, f, u)
+    columns = {"frequency": f}
+    units = {"frequency": "Hz"}
+    for name, unit, row in zip(system.outputs, system.output_units, outputs, strict=False):
+        columns[name] = row
+        units[name] = unit
+    return TableResult("ac", columns, units, independent="frequency")
 
 
 def ac_response(system, f: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from mna.analysis.base import Analysis
 from mna.analysis.newton import solve_dc
 from mna.assembly import NumericBackend, assemble
 from mna.diagnostics import check_dc_topology
@@ -54,21 +51,11 @@ def small_signal(circuit, system):
     return system.linearized(x)
 
 
-@dataclass(frozen=True)
-class OperatingPoint(Analysis):
-    card = ".op"
-    usage = ".op"
-
-    @classmethod
-    def from_fields(cls, reader):
-        reader.done()
-        reader.no_more_options()
-        return cls()
-
-    def run(self, circuit) -> OperatingPointResult:
-        check_dc_topology(circuit)
-        system = assemble(circuit)
-        u = system.dc_inputs()
-        x = dc_solution(system, u, circuit.options, guess(circuit, system))
-        values = system.outputs_of(x, u)
-        return OperatingPointResult(system.outputs, tuple(map(float, values)), system.output_units)
+def operating_point(request, circuit) -> OperatingPointResult:
+    """``.op``: every output at the DC solution."""
+    check_dc_topology(circuit)
+    system = assemble(circuit)
+    u = system.dc_inputs()
+    x = dc_solution(system, u, circuit.options, guess(circuit, system))
+    values = system.outputs_of(x, u)
+    return OperatingPointResult(system.outputs, tuple(map(float, values)), system.output_units)

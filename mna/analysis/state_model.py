@@ -4,12 +4,11 @@ functions, conversion to scipy and python-control, and text, JSON and LaTeX form
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mna.results import Result, write_atomic
+from mna.results import Result
 
 
 class StateSpaceResult(Result):
@@ -252,14 +251,6 @@ class StateSpaceResult(Result):
             poles = np.linalg.eigvals(np.asarray(self.A, float))
             text += f"; eigenvalues {_complex_list(poles)}"
         return text
-
-    def file_suffix(self, fmt) -> str:
-        return "json"
-
-    def write(self, path: Path, fmt) -> None:
-        path = Path(path)
-        text = self.to_json()
-        write_atomic(path, lambda p: Path(p).write_text(text))
 
 
 def _numerator(A, b, c, d, e, f) -> np.ndarray:

@@ -12,12 +12,9 @@ are in `state_model`; the reduction in `reduction`).
 
 from __future__ import annotations
 
-import json
 import logging
 import random
-from dataclasses import dataclass, field
 
-from mna.analysis.base import Analysis
 from mna.analysis.op import small_signal
 from mna.analysis.reduction import (
     DENSE_LIMIT,
@@ -26,59 +23,19 @@ from mna.analysis.reduction import (
     reduce_sparse,
 )
 from mna.analysis.state_model import StateSpaceResult
-from mna.assembly import NumericBackend, OutputRow, Stamper, SymbolicBackend, assemble
-from mna.circuit import OutputName
+from mna.assembly import NumericBackend, Stamper, SymbolicBackend, assemble
 from mna.elements.base import Role
-from mna.errors import DescriptorIndexError, NetlistError
-from mna.expr import parameter
-from mna.netlist.fields import GROUND
-from mna.netlist.model import Call, SourceLocation, Word
+from mna.errors import DescriptorIndexError
+from mna.netlist.fields import GROUND, OutputName
+from mna.netlist.model import SourceLocation
 
 log = logging.getLogger(__name__)
 
 
-# --------------------------------------------------------------------------------------------
-# the card
-# --------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class StateSpace(Analysis):
-    card = ".ss"
-    usage = ".ss in=SRC[,SRC...] out=OUT[,OUT...] [symbolic] [tf]"
-
-    inputs: tuple[str, ...] | None
-    outputs: tuple | None
-    symbolic: bool = False
-    tf: bool = False
-    location: SourceLocation | None = field(default=None, compare=False)
-
-    @classmethod
-    def from_fields(cls, reader):
-        from mna.netlist.elaborate import _output_name
-
-        flags = set()
-        while reader.peek() is not None:
-            word = reader.keyword("symbolic", "tf")
-            if word is None:
-                reader.done()
-            flags.add(word)
-        inputs = outputs = None
-        assign = reader.assigns.pop("in", None)
-        if assign is not None:
-            if not all(isinstance(v, Word) for v in assign.values):
-                reader.fail("in= takes source names, e.g. in=V1,I2", assign.location, usage=True)
-            inputs = tuple(reader.scope.name(v) for v in assign.values)
-        assign = reader.assigns.pop("out", None)
-        if assign is not None:
-            if not all(isinstance(v, Call) for v in assign.values):
-                reader.fail("out= takes V(node), V(a,b) or I(element)", assign.location, usage=True)
-            outputs = tuple(_output_name(v, reader.scope) for v in assign.values)
-        reader.no_more_options("in=, out=")
-        return cls(inputs, outputs, "symbolic" in flags, "tf" in flags, reader.location)
-
-    def run(self, circuit) -> StateSpaceResult:
-        return state_space(circuit, self.inputs, self.outputs, self.symbolic, self.tf,
-                           self.location)
+def state_space_of_request(request, circuit) -> StateSpaceResult:
+    """``.ss``: the model of the card."""
+    return state_space(circuit, request.inputs, request.outputs, request.symbolic, request.tf,
+                       request.location)
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,12 +48,12 @@ def candidates_of(circuit, stamper: Stamper) -> list[Candidate]:
     for element in circuit.elements:
         for edge in element.edges():
             if edge.role is Role.ACROSS_STORE:
-                row = OutputRow(stamper)
+                row = stamper.output_row()
                 row.x.difference(edge.a, edge.b, 1)
                 output = OutputName("V", (edge.a,) if edge.b == GROUND else (edge.a, edge.b))
                 kind = "A"
             elif edge.role is Role.THROUGH_STORE:
-                row = OutputRow(stamper)
+                row = stamper.output_row()
                 element.through(stamper, row)
                 output, kind = OutputName("I", (element.name.lower(),)), "T"
             else:
@@ -106,35 +63,21 @@ def candidates_of(circuit, stamper: Stamper) -> list[Candidate]:
     return found
 
 
-def _row_dict(row: OutputRow) -> dict:
+def _row_dict(row) -> dict:
     values: dict = {}
     for col, value in zip(row.x.cols, row.x.values, strict=False):
         values[col] = values.get(col, 0) + value
     return values
 
 
-def _check_names(circuit, inputs, outputs, location) -> None:
-    for name in inputs or ():
-        element = circuit.elements_by_key.get(name.lower())
-        if element is None or not hasattr(element, "ac_value"):
-            raise NetlistError(f".ss: '{name}' is not an independent source of the circuit",
-                               location)
-    for output in outputs or ():
-        if output.kind == "V":
-            for key in output.keys:
-                if key != GROUND and key not in circuit.nodes:
-                    raise NetlistError(f"no node '{key}' in the circuit",
-                                       output.location or location)
-        elif output.keys[0] not in circuit.elements_by_key:
-            raise NetlistError(f"no element '{output.keys[0]}' in the circuit",
-                               output.location or location)
-
-
 def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: bool = False,
                 location: SourceLocation | None = None) -> StateSpaceResult:
     """The state-space model of `circuit` from the sources `inputs` (names; default all) to
     `outputs` (`OutputName`s; default the circuit's outputs)."""
-    _check_names(circuit, inputs, outputs, location)
+    for name in inputs or ():
+        circuit.source(name, location)
+    for output in outputs or ():
+        circuit.check_output(output, location)
     system = assemble(circuit, outputs=outputs, symbolic=symbolic)
     if not symbolic:
         system = small_signal(circuit, system)
@@ -187,7 +130,7 @@ def _parameter_values(circuit) -> dict:
     import sympy
 
     values = NumericBackend(circuit).values
-    return {sympy.Symbol(name, real=True): values[parameter(key)]
+    return {sympy.Symbol(name, real=True): values[key]
             for key, name in circuit.parameter_names.items()}
 
 
@@ -202,25 +145,7 @@ def _generic_values(circuit, matrices) -> dict:
         symbols |= sympy.Matrix(matrix).free_symbols
     generic = {}
     for symbol in sorted(symbols, key=str):
-        base = values.get(parameter(symbol.name), 1.0)
+        base = values.get(symbol.name.lower(), 1.0)
         base = base if base != 0 else 1.0
         generic[symbol] = base * (1 + 0.1 * rng.uniform(0.3, 1.0))
     return generic
-
-
-def print_models(circuit, symbolic: bool = False, fmt: str = "text") -> int:
-    """`mna ss`: every ``.ss`` card's model (all sources to the default outputs when the
-    netlist has none), printed as text, JSON or LaTeX; returns the exit status."""
-    cards = [a for a in circuit.analyses if isinstance(a, StateSpace)]
-    if not cards:
-        log.warning("%s: no .ss card: the model from every source to the default outputs",
-                    circuit.path)
-        cards = [StateSpace(None, None)]
-    models = [state_space(circuit, card.inputs, card.outputs, card.symbolic or symbolic,
-                          card.tf, card.location) for card in cards]
-    if fmt == "json":
-        data = [m.to_dict() for m in models]
-        print(json.dumps(data[0] if len(data) == 1 else data, indent=2))
-    else:
-        print("\n".join(m.to_latex() if fmt == "latex" else m.to_text() for m in models))
-    return 0

@@ -5,65 +5,27 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mna.analysis.dc import sweep_values
-from mna.errors import MnaError, NetlistError, in_context
-from mna.netlist.fields import FieldReader
-from mna.netlist.model import SourceLocation
+from mna.analysis import perform
+from mna.errors import MnaError, in_context
 from mna.results import Result
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@dataclass(frozen=True)
-class Step:
-    """One ``.step param NAME start stop step`` or ``.step param NAME list v1 v2 ...`` card."""
-
-    name: str
-    label: str
-    values: tuple[float, ...]
-    location: SourceLocation
-
-    usage = ".step param NAME start stop step | .step param NAME list v1 v2 ..."
-
-    @classmethod
-    def from_fields(cls, reader: FieldReader) -> Step:
-        if reader.keyword("param") is None:
-            reader.fail(".step takes 'param' first", usage=True)
-        word = reader.word("parameter name")
-        if reader.keyword("list"):
-            values = [reader.value("value")]
-            while reader.remaining():
-                values.append(reader.value("value"))
-        else:
-            limits = [reader.value(what) for what in ("start", "stop", "step")]
-            reader.done()
-            if not all(isinstance(v, float) for v in limits):
-                reader.fail(".step limits must be numbers", word.location)
-            values = list(sweep_values(*limits, word.location))
-        if not all(isinstance(v, float) for v in values):
-            reader.fail(".step values must be numbers", word.location)
-        reader.no_more_options()
-        return cls(word.key, word.text, tuple(values), word.location)
-
-
 def run_stepped(circuit) -> list[Result]:
     """Every analysis at every combination of the ``.step`` values (first card outermost)."""
-    for step in circuit.steps:
-        if step.name not in circuit.parameters:
-            raise NetlistError(f"undefined parameter '{step.name}'", step.location)
-    points = list(itertools.product(*(s.values for s in circuit.steps)))
+    points = list(itertools.product(*(s.values() for s in circuit.steps)))
     runs = []
     for point in points:
         parameters = {**circuit.parameters, **{s.name: v for s, v in zip(circuit.steps, point)}}
         stepped = dataclasses.replace(circuit, parameters=parameters)
         try:
-            runs.append([analysis.run(stepped) for analysis in circuit.analyses])
+            runs.append([perform(request, stepped) for request in circuit.analyses])
         except MnaError as error:
             where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, point))
             raise in_context(error, f"at the step {where}") from None

@@ -19,7 +19,6 @@ steps with ``method=semi`` (`newton_stepping`).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,17 +26,14 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mna.analysis.base import Analysis
 from mna.analysis.integrators import LinearMultistep, LinearStepSolver, method
 from mna.analysis.newton import solve_dc
 from mna.analysis.newton_stepping import newton_steps, semi_implicit_steps
 from mna.analysis.stepping import Problem, adaptive_steps, fixed_steps
-from mna.assembly import NumericBackend, OutputRow, Stamper, assemble, output_row
+from mna.assembly import NumericBackend, Stamper, assemble, output_row
 from mna.diagnostics import check_dc_topology
 from mna.errors import ConvergenceError, NetlistError, SingularSystemError, TopologyError
 from mna.linalg import factor
-from mna.netlist.fields import Value
-from mna.netlist.model import SourceLocation
 from mna.results import TableResult
 from mna.subnormals import flushed
 
@@ -49,114 +45,88 @@ log = logging.getLogger(__name__)
 DENSE_EIGEN_LIMIT = 2000
 
 
-@dataclass(frozen=True)
-class Transient(Analysis):
-    card = ".tran"
-    usage = ".tran tstep tstop [tstart [tmax]] [uic]"
+def time_limits(request, circuit) -> tuple[float, float, float, float | None]:
+    """``tstep, tstop, tstart, tmax`` as numbers, checked."""
+    backend = NumericBackend(circuit)
+    tstep, tstop, tstart = (backend.evaluate(v)
+                            for v in (request.tstep, request.tstop, request.tstart))
+    tmax = None if request.tmax is None else backend.evaluate(request.tmax)
+    if not tstep > 0 or not tstop > 0:
+        raise NetlistError(f".tran needs tstep > 0 and tstop > 0 (got {tstep:g}, {tstop:g})",
+                           request.location)
+    if not 0 <= tstart < tstop:
+        raise NetlistError(f".tran tstart {tstart:g} must lie in [0, tstop)", request.location)
+    if tmax is not None and tmax < 0:
+        raise NetlistError(f".tran tmax must not be negative (got {tmax:g})", request.location)
+    return tstep, tstop, tstart, tmax or None   # tmax = 0: not given, as in ngspice
 
-    tstep: Value
-    tstop: Value
-    tstart: Value = 0.0
-    tmax: Value | None = None
-    uic: bool = False
-    location: SourceLocation | None = None
 
-    @classmethod
-    def from_fields(cls, reader):
-        values = [reader.value("tstep"), reader.value("tstop")]
-        uic = False
-        while reader.peek() is not None:
-            if reader.keyword("uic"):
-                uic = True
-                break
-            if len(values) == 4:
-                reader.done()
-            values.append(reader.value(("tstart", "tmax")[len(values) - 2]))
-        reader.done()
-        reader.no_more_options()
-        tstart = values[2] if len(values) > 2 else 0.0
-        tmax = values[3] if len(values) > 3 else None
-        return cls(values[0], values[1], tstart, tmax, uic, reader.location)
-
-    def times(self, circuit) -> tuple[float, float, float, float | None]:
-        """``tstep, tstop, tstart, tmax`` as numbers, checked."""
-        backend = NumericBackend(circuit)
-        tstep, tstop, tstart = (backend.evaluate(v) for v in (self.tstep, self.tstop, self.tstart))
-        tmax = None if self.tmax is None else backend.evaluate(self.tmax)
-        if not tstep > 0 or not tstop > 0:
-            raise NetlistError(f".tran needs tstep > 0 and tstop > 0 (got {tstep:g}, {tstop:g})",
-                               self.location)
-        if not 0 <= tstart < tstop:
-            raise NetlistError(f".tran tstart {tstart:g} must lie in [0, tstop)", self.location)
-        if tmax is not None and tmax < 0:
-            raise NetlistError(f".tran tmax must not be negative (got {tmax:g})", self.location)
-        return tstep, tstop, tstart, tmax or None   # tmax = 0: not given, as in ngspice
-
-    def run(self, circuit) -> TransientResult:
-        tstep, tstop, tstart, tmax = self.times(circuit)
-        options = circuit.options
-        system = assemble(circuit)
-        semi = options.method == "semi"
-        scheme = method("be" if semi else options.method)
-        n = system.size
-        G, C = sp.csr_matrix(system.G), sp.csr_matrix(system.C)
-        # nonlinear systems always choose their steps (MTT's semi-implicit methods do not)
-        adaptive = (options.stepcontrol == "adaptive" or not system.is_linear) and not semi
-        if adaptive:   # ngspice: tmax when given, else the smaller of tstep and tstop/50
-            hmax = tmax if tmax is not None else min(tstep, tstop / 50)
-        else:          # the fixed step h = min(tstep, tmax)
-            hmax = min(tstep, tmax) if tmax is not None else tstep
-        steps = max(1, int(np.ceil(tstop / hmax * (1 - 1e-12))))
-        h = tstop / steps
-        if scheme.explicit:
-            _check_forward_euler(system, h, options.solver)
-        inputs = _input_function(system, tstep, tstop)
-        x0 = initial_state(circuit, system, inputs(np.array([0.0]))[0], self.uic)
-        problem = Problem(
-            C=C, G=G, B=sp.csr_matrix(system.B),
-            record=sp.csr_matrix(sp.vstack([system.P, system.Q])) if n else sp.csr_matrix(
-                (2 * len(system.outputs), 0)),
-            inputs=inputs,
-            breakpoints=_breakpoints(system, tstep, tstop),
-            differential=np.asarray(abs(C).sum(axis=0) > 0).ravel() if n else np.zeros(0, bool),
-            absolute=_absolute_tolerances(system, options),
-        )
-        step_solver = LinearStepSolver(system.C, system.G, system.unknowns,
-                                       explicit=scheme.explicit, solver=options.solver)
-        try:
-            with flushed():   # subnormal numbers as zero: they slow arithmetic, mean nothing
-                if semi:
-                    times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
-                elif not system.is_linear:
-                    times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax,
-                                               options)
-                elif adaptive:
-                    times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax,
-                                                 options.reltol, step_solver)
-                else:
-                    times, rows = fixed_steps(problem, scheme, x0, h, steps, step_solver)
-        except SingularSystemError as error:
-            raise SingularSystemError(f"transient ({scheme.name}): {error}",
-                                      error.unknowns) from None
-        log.info("transient: %d points, %d factorisations", len(times),
-                 step_solver.factorizations)
-        _check_finite(times, rows)
-        outputs = len(system.outputs)
-        # the inputs that the steps ending there saw: the value before a jump (MTT's
-        # semi-implicit steps take the value after it); the first point: the initial state's
-        u = inputs(times, before=not semi)
-        u[0] = inputs(times[:1])[0]
-        values = rows[:, :outputs] + u @ system.R.T.toarray() if outputs else rows
-        if system.Q.nnz:
-            values = values + _derivative(times, rows[:, outputs:], scheme)
-        keep = times >= tstart * (1 - 1e-12)
-        columns = {"time": times[keep]}
-        units = {"time": "s"}
-        for k, (name, unit) in enumerate(zip(system.outputs, system.output_units, strict=True)):
-            columns[name] = np.ascontiguousarray(values[keep, k])
-            units[name] = unit
-        return TransientResult(columns, units, factorizations=step_solver.factorizations,
-                               method=scheme.name)
+def transient(request, circuit) -> TransientResult:
+    """``.tran``: the outputs over time."""
+    tstep, tstop, tstart, tmax = time_limits(request, circuit)
+    options = circuit.options
+    system = assemble(circuit)
+    semi = options.method == "semi"
+    scheme = method("be" if semi else options.method)
+    n = system.size
+    G, C = sp.csr_matrix(system.G), sp.csr_matrix(system.C)
+    # nonlinear systems always choose their steps (MTT's semi-implicit methods do not)
+    adaptive = (options.stepcontrol == "adaptive" or not system.is_linear) and not semi
+    if adaptive:   # ngspice: tmax when given, else the smaller of tstep and tstop/50
+        hmax = tmax if tmax is not None else min(tstep, tstop / 50)
+    else:          # the fixed step h = min(tstep, tmax)
+        hmax = min(tstep, tmax) if tmax is not None else tstep
+    steps = max(1, int(np.ceil(tstop / hmax * (1 - 1e-12))))
+    h = tstop / steps
+    if scheme.explicit:
+        _check_forward_euler(system, h, options.solver)
+    inputs = _input_function(system, tstep, tstop)
+    x0 = initial_state(circuit, system, inputs(np.array([0.0]))[0], request.uic)
+    problem = Problem(
+        C=C, G=G, B=sp.csr_matrix(system.B),
+        record=sp.csr_matrix(sp.vstack([system.P, system.Q])) if n else sp.csr_matrix(
+            (2 * len(system.outputs), 0)),
+        inputs=inputs,
+        breakpoints=_breakpoints(system, tstep, tstop),
+        differential=np.asarray(abs(C).sum(axis=0) > 0).ravel() if n else np.zeros(0, bool),
+        absolute=_absolute_tolerances(system, options),
+    )
+    step_solver = LinearStepSolver(system.C, system.G, system.unknowns,
+                                   explicit=scheme.explicit, solver=options.solver)
+    try:
+        with flushed():   # subnormal numbers as zero: they slow arithmetic, mean nothing
+            if semi:
+                times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
+            elif not system.is_linear:
+                times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax,
+                                           options)
+            elif adaptive:
+                times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax,
+                                             options.reltol, step_solver)
+            else:
+                times, rows = fixed_steps(problem, scheme, x0, h, steps, step_solver)
+    except SingularSystemError as error:
+        raise SingularSystemError(f"transient ({scheme.name}): {error}",
+                                  error.unknowns) from None
+    log.info("transient: %d points, %d factorisations", len(times),
+             step_solver.factorizations)
+    _check_finite(times, rows)
+    outputs = len(system.outputs)
+    # the inputs that the steps ending there saw: the value before a jump (MTT's
+    # semi-implicit steps take the value after it); the first point: the initial state's
+    u = inputs(times, before=not semi)
+    u[0] = inputs(times[:1])[0]
+    values = rows[:, :outputs] + u @ system.R.T.toarray() if outputs else rows
+    if system.Q.nnz:
+        values = values + _derivative(times, rows[:, outputs:], scheme)
+    keep = times >= tstart * (1 - 1e-12)
+    columns = {"time": times[keep]}
+    units = {"time": "s"}
+    for k, (name, unit) in enumerate(zip(system.outputs, system.output_units, strict=True)):
+        columns[name] = np.ascontiguousarray(values[keep, k])
+        units[name] = unit
+    return TransientResult(columns, units, factorizations=step_solver.factorizations,
+                           method=scheme.name)
 
 
 class TransientResult(TableResult):
@@ -285,7 +255,7 @@ def _constraints(circuit, uic: bool):
     rows, values, labels = [], [], []
     seen: dict[tuple, int] = {}
 
-    def add(row: OutputRow, value: float, label: str, location) -> None:
+    def add(row, value: float, label: str, location) -> None:
         if row.dx.cols or row.u.cols:
             raise NetlistError(f"{label}: only an across variable or the through variable of a "
                                "T-type element or branch can be given an initial value", location)

@@ -8,10 +8,9 @@ ever call these methods.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn
 
 from mna.domains import Domain
 from mna.errors import NetlistError
@@ -34,13 +33,12 @@ class Role(Enum):
     PORT = "coupler port"
 
 
-# what is open at DC: A-type storage, through sources (a tuple: see `mna.diagnostics`)
+# what is open at DC: A-type storage, through sources
 OPEN_AT_DC = (Role.ACROSS_STORE, Role.THROUGH_SOURCE)
 
 
 class Edge(NamedTuple):
-    """A branch of the circuit's graph, from node `a` to node `b` (a tuple: a large netlist
-    has one or two per element)."""
+    """A branch of the circuit's graph, from node `a` to node `b`."""
 
     element: Element
     a: str
@@ -59,23 +57,24 @@ class Element:
     prefix: ClassVar[str] = ""
     usage: ClassVar[str] = ""
     registry: ClassVar[dict[str, type[Element]]] = {}
-    longest_prefix: ClassVar[int] = 0
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         prefix = cls.__dict__.get("prefix")
         if not prefix:
             return
+        if len(prefix) > 2:
+            raise TypeError(f"prefix {prefix} of {cls.__name__}: at most two letters")
         if prefix in Element.registry:
             raise TypeError(f"two element classes for prefix {prefix}: "
                             f"{Element.registry[prefix].__name__} and {cls.__name__}")
         Element.registry[prefix] = cls
-        Element.longest_prefix = max(Element.longest_prefix, len(prefix))
 
     @staticmethod
     def class_for(name: str) -> type[Element] | None:
         """The class whose prefix starts `name`; the longest prefix wins (``TF1`` over ``T``)."""
-        return _class_for_start(name[: Element.longest_prefix].upper())
+        start = name[:2].upper()
+        return Element.registry.get(start) or Element.registry.get(start[:1])
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Element:
@@ -136,7 +135,7 @@ class Element:
         nothing have none."""
         return []
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise NetlistError(f"{self.name}: {message}", self.location)
 
 
@@ -147,14 +146,6 @@ def read_ports_and_value(reader: FieldReader, ports: tuple[str, ...], what: str)
     reader.done()
     reader.no_more_options()
     return nodes, value
-
-
-@functools.cache   # a netlist's names start in a few ways: R1, R2, ... all look up "R1"
-def _class_for_start(start: str) -> type[Element] | None:
-    for length in range(len(start), 0, -1):
-        if start[:length] in Element.registry:
-            return Element.registry[start[:length]]
-    return None
 
 
 def two_terminal_edge(element: Element, role: Role) -> list[Edge]:

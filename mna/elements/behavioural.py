@@ -7,22 +7,23 @@ its exact Jacobian; probes may read any domain, so a B source couples domains (J
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mna.elements.base import Edge, Element, Role
-from mna.errors import NetlistError
-from mna.expr import time_symbol
-from mna.netlist.fields import GROUND, FieldReader
+from mna.expr import Expression, Probe
+from mna.netlist.fields import GROUND, FieldReader, OutputName
 from mna.netlist.model import Braced
 from mna.nonlinear import NonlinearPart
 
-if TYPE_CHECKING:
+
+def time_symbol():
     import sympy
 
+    return sympy.Symbol("time", real=True)
 
-class Expression(NonlinearPart):
+
+class Expression_(NonlinearPart):
     """``sign * expr(z, time)`` added to equation rows; z are the unknowns it reads."""
 
     def __init__(self, name, indices, rows, signs, expression, variables):
@@ -55,8 +56,7 @@ class BehaviouralSource(Element):
     """``V={expr}``: across source of that value; ``I={expr}``: through source n+ → n-."""
 
     kind: str
-    expression: sympy.Expr
-    probes: dict
+    expression: Expression
 
     prefix = "B"
     usage = "Bname n+ n- V={expr} | Bname n+ n- I={expr}   (expr of V(n), V(a,b), I(name), time)"
@@ -70,10 +70,10 @@ class BehaviouralSource(Element):
             reader.fail(f"{reader.name}: give exactly one of V={{expr}} or I={{expr}}", usage=True)
         assign = reader.assigns.pop(given[0])
         value = assign.values[0]
-        braced = value if isinstance(value, Braced) else Braced(value.text, value.location)
-        expression, probes = reader.behavioural(braced)
+        braced = value if isinstance(value, Braced) else Braced(str(value), assign.places[0])
+        expression = reader.behavioural(braced)
         reader.no_more_options()
-        return cls(reader.name, reader.location, nodes, given[0], expression, probes)
+        return cls(reader.name, reader.location, nodes, given[0], expression)
 
     def edges(self):
         return [Edge(self, *self.nodes, self._role())]
@@ -84,17 +84,13 @@ class BehaviouralSource(Element):
         if self.kind == "v":
             return Role.ACROSS_SOURCE
         own = set(self.nodes) - {GROUND}
-        reads_own = any(kind == "V" and own & set(keys) for kind, keys, _ in self.probes.values())
+        reads_own = any(probe.kind == "V" and own & set(probe.names)
+                        for probe in self.expression.probes)
         return Role.DISSIPATOR if reads_own else Role.THROUGH_SOURCE
 
     def validate(self, circuit) -> None:
-        for kind, keys, location in self.probes.values():
-            if kind == "V":
-                for key in keys:
-                    if key != GROUND and key not in circuit.nodes:
-                        raise NetlistError(f"no node '{key}' in the circuit", location)
-            elif keys[0] not in circuit.elements_by_key:
-                raise NetlistError(f"no element '{keys[0]}' in the circuit", location)
+        for probe, location in self.expression.probes.items():
+            circuit.check_output(OutputName(probe.kind, probe.names), location)
 
     def branches(self):
         return ("",) if self.kind == "v" else ()
@@ -122,22 +118,21 @@ class BehaviouralSource(Element):
                 variables.append(sympy.Symbol(f"z{len(variables)}", real=True))
             return variables[indices.index(index)]
 
-        values = {symbol: self._probe(s, kind, keys, variable)
-                  for symbol, (kind, keys, _) in self.probes.items()}
-        expression = s.backend.substitute(self.expression).xreplace(values)
-        s.nonlinear(Expression(self.name, indices, rows, signs, expression, variables))
+        expression = self.expression.to_sympy(
+            s.backend.symbol, lambda probe: self._probe(s, probe, variable), time_symbol())
+        s.nonlinear(Expression_(self.name, indices, rows, signs, expression, variables))
 
-    def _probe(self, s, kind: str, keys: tuple[str, ...], variable) -> sympy.Expr:
+    def _probe(self, s, probe: Probe, variable):
         """A probe as a combination of the local variables of the unknowns it reads."""
         import sympy
 
-        if kind == "V":
-            a, b = (*keys, GROUND)[:2]
+        if probe.kind == "V":
+            a, b = (*probe.names, GROUND)[:2]
             return variable(s.index_of(a)) - variable(s.index_of(b))
-        row = s.through_row(s.circuit.elements_by_key[keys[0]])
+        row = s.through_row(s.circuit.elements_by_key[probe.names[0]])
         if row.dx.cols or row.u.cols:
-            self.fail(f"I({keys[0]}) depends on derivatives or inputs; probe a V source, an "
-                      "inductor-type element, a resistor or a controlled source instead")
+            self.fail(f"I({probe.names[0]}) depends on derivatives or inputs; probe a V source, "
+                      "an inductor-type element, a resistor or a controlled source instead")
         return sum((value * variable(col) for col, value in zip(row.x.cols, row.x.values)),
                    sympy.Integer(0))
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mna.elements.base import Edge, Element, Role, read_ports_and_value
-from mna.netlist.fields import FieldReader, Value
+from mna.expr import Value
+from mna.netlist.fields import FieldReader
 
 
 @dataclass(eq=False)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from mna.domains import Domain
 from mna.elements.base import Edge, Element, Role, read_ports_and_value
 from mna.elements.passive import Inductor
-from mna.netlist.fields import GROUND, FieldReader, Value
+from mna.expr import Value
+from mna.netlist.fields import GROUND, FieldReader
 
 
 @dataclass(eq=False)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.netlist.fields import FieldReader, Value
+from mna.expr import Value
+from mna.netlist.fields import FieldReader
 from mna.nonlinear import NonlinearPart
 
 BOLTZMANN_OVER_CHARGE = 8.617333262e-5  # V/K
@@ -131,7 +132,7 @@ class Diode(Element):
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Diode:
         nodes = (reader.node("anode"), reader.node("cathode"))
-        model = reader.word("model name").key
+        model = reader.word("model name").lower()
         area = reader.value("area") if reader.remaining() else 1.0
         reader.done()
         reader.no_more_options()

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 from mna.domains import KEYWORDS, Domain, domain_of_keyword, keywords_of
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.netlist.fields import GROUND, FieldReader, Value
+from mna.expr import Value
+from mna.netlist.fields import GROUND, FieldReader
 
 
 @dataclass(eq=False)
@@ -22,26 +22,30 @@ class Passive(Element):
 
     letter: ClassVar[str] = ""
     role: ClassVar[Role]
+    keywords: ClassVar[tuple[str, ...]] = ()   # the physical keywords of the letter
+    allowed: ClassVar[str] = ""                # every key=, as the usage lists them
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.keywords = tuple(sorted(keywords_of(cls.letter)))
+        extra = ("ic",) if cls.role is not Role.DISSIPATOR else ()
+        cls.allowed = ", ".join(f"{k}=" for k in sorted({*cls.keywords, *extra}))
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Passive:
         nodes = (reader.node("n+"), reader.node("n-"))
         bare = reader.value() if reader.remaining() else None
         reader.done()
-        if bare is not None and not reader.assigns:   # most lines: ``R1 a b 1k``
-            return cls(reader.name, reader.location, nodes, bare, None, None)
-        stores = cls.role is not Role.DISSIPATOR
-        initial = reader.option("ic") if stores else None
-        keywords, allowed = _keywords(cls.letter, stores)
-        given = [k for k in keywords if k in reader.assigns]
+        initial = reader.option("ic") if cls.role is not Role.DISSIPATOR else None
+        given = [k for k in cls.keywords if k in reader.assigns]
         if len(given) > 1 or (given and bare is not None):
-            reader.fail(f"{reader.name}: give one value (a bare analog value or one of {allowed})",
-                        usage=True)
+            reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
+                        f"{cls.allowed})", usage=True)
         keyword = given[0] if given else None
         value = reader.option(keyword) if keyword else bare
         if value is None:
-            reader.fail(f"{reader.card.head.text}: missing value", usage=True)
-        reader.no_more_options(allowed)
+            reader.fail(f"{reader.card.head}: missing value", usage=True)
+        reader.no_more_options(cls.allowed)
         return cls(reader.name, reader.location, nodes, value, keyword, initial)
 
     def edges(self):
@@ -64,18 +68,16 @@ class Passive(Element):
                 hint = f" (use {expected.name}= for the {expected.meaning})" if expected else ""
                 self.fail(f"{self.keyword}= is not a parameter of {self.letter} in the "
                           f"{domain.value} domain{hint}")
-        if (isinstance(self.value, float) and (self.value == 0 or not math.isfinite(self.value))
-                and self.letter != "C"):
-            self.fail(f"value must be finite and non-zero, got {self.value:g}")
+        if isinstance(self.value, float) and self.letter != "C" and not (
+                self.value != 0 and math.isfinite(1 / self.value)):
+            self.fail(f"value must be non-zero and its inverse finite, got {self.value:g}")
 
     def initial_conditions(self, s, uic):
         """A-type: its across variable; T-type: its through variable (``IC=`` or, with
         `uic`, None: at rest)."""
         if self.role is Role.DISSIPATOR or (self.initial is None and not uic):
             return []
-        from mna.assembly import OutputRow  # assembly imports the elements
-
-        row = OutputRow(s)
+        row = s.output_row()
         if self.role is Role.ACROSS_STORE:
             row.x.difference(*self.nodes, 1)
         else:
@@ -88,15 +90,6 @@ class Passive(Element):
         if self.keyword is None:
             return value
         return KEYWORDS[self.letter][self.port_domain(s.circuit.domain_of)].to_analog(value)
-
-
-@functools.cache
-def _keywords(letter: str, stores: bool) -> tuple[tuple[str, ...], str]:
-    """The physical keywords of `letter`, sorted, and the list of every allowed ``key=``
-    (with ``IC=`` for storage elements), as the usage prints it."""
-    keywords = tuple(sorted(keywords_of(letter)))
-    allowed = ", ".join(f"{k}=" for k in sorted({*keywords, *(("ic",) if stores else ())}))
-    return keywords, allowed
 
 
 @dataclass(eq=False)

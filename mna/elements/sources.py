@@ -9,16 +9,17 @@ from typing import ClassVar
 
 from mna.domains import across_unit, through_unit
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.elements.waveforms import TimeExpression, Waveform
-from mna.expr import time_symbol
-from mna.netlist.fields import FieldReader, Value
-from mna.netlist.model import Braced, Call, Word
+from mna.expr import Expression, Value
+from mna.netlist.fields import FieldReader
+from mna.netlist.model import Braced, Call
 from mna.units import parse_number
+from mna.waveforms import TimeExpression, Waveform
 
 
 @dataclass(eq=False)
 class Source(Element):
-    """Value syntax shared by V and I: ``[DC] v [AC mag [phase]] [waveform]`` in any order."""
+    """Value syntax shared by V and I: ``[DC] v [AC mag [phase]] [waveform]`` in any order; a
+    waveform is ``PULSE(...)`` or, as SPICE also reads it, ``PULSE v1 v2 ...``."""
 
     dc: Value | None
     ac_magnitude: Value
@@ -33,23 +34,32 @@ class Source(Element):
         dc = waveform = None
         ac_magnitude: Value = 0.0
         ac_phase: Value = 0.0
-        while (field := reader.peek()) is not None:
+        while (item := reader.peek()) is not None:
             if reader.keyword("dc"):
                 dc = reader.value("DC value")
             elif reader.keyword("ac"):
                 ac_magnitude = reader.value("AC magnitude") if _is_value(reader.peek()) else 1.0
                 if _is_value(reader.peek()):
                     ac_phase = reader.value("AC phase")
-            elif isinstance(field, Call):
-                waveform = _waveform(reader, reader.take("waveform"))
-            elif isinstance(field, Braced) and dc is None and waveform is None:
+            elif isinstance(item, Call):
+                reader.take("waveform")
+                waveform = _waveform(reader, item.name, reader.call_arguments(
+                    item, f"{item.name} argument"), item.location)
+            elif isinstance(item, str) and item.lower() in Waveform.kinds:
+                reader.take("waveform")
+                location = reader.place()
+                arguments = []
+                while _is_value(reader.peek()):
+                    arguments.append(reader.value(f"{item} argument"))
+                waveform = _waveform(reader, item, tuple(arguments), location)
+            elif isinstance(item, Braced) and dc is None and waveform is None:
                 reader.take("value")
-                value = reader.evaluate(field, "value", time=True)
-                if hasattr(value, "has") and value.has(time_symbol()):
+                value = reader.evaluate(item, "value", reader.place(), time=True)
+                if isinstance(value, Expression) and value.uses_time:
                     waveform = TimeExpression((value,))
                 else:
                     dc = value
-            elif isinstance(field, Word) and dc is None and waveform is None:
+            elif isinstance(item, str) and dc is None and waveform is None:
                 dc = reader.value("DC value")
             else:
                 reader.done()
@@ -65,35 +75,40 @@ class Source(Element):
     def reports_through(self) -> bool:
         return True
 
-    def dc_value(self, evaluate) -> float:
-        """The DC value; without one, ngspice's choice: the waveform at t = 0."""
+    def input_unit(self, domain_of) -> str:
+        raise NotImplementedError
+
+    def dc_value(self, backend) -> float:
+        """The DC value (`backend` evaluates values); without one, ngspice's choice: the
+        waveform at t = 0."""
         if self.dc is not None:
-            return evaluate(self.dc)
+            return backend.evaluate(self.dc)
         if self.waveform is not None:
-            return self.waveform.resolve(evaluate).at(0.0)
+            return self.waveform.resolve(backend).at(0.0)
         return 0.0
 
-    def ac_value(self, evaluate) -> complex:
+    def ac_value(self, backend) -> complex:
         """The AC phasor; the phase is in degrees, as in SPICE."""
-        return cmath.rect(evaluate(self.ac_magnitude), math.radians(evaluate(self.ac_phase)))
+        return cmath.rect(backend.evaluate(self.ac_magnitude),
+                          math.radians(backend.evaluate(self.ac_phase)))
 
 
-def _is_value(field) -> bool:
-    return isinstance(field, Braced) or (isinstance(field, Word)
-                                         and parse_number(field.text) is not None)
+def _is_value(item) -> bool:
+    return isinstance(item, Braced) or (isinstance(item, str) and parse_number(item) is not None)
 
 
-def _waveform(reader: FieldReader, call: Call) -> Waveform:
-    kind = Waveform.kinds.get(call.name.key)
+def _waveform(reader: FieldReader, name: str, arguments: tuple[Value, ...],
+              location) -> Waveform:
+    kind = Waveform.kinds.get(name.lower())
     if kind is None:
         known = ", ".join(k.upper() for k in Waveform.kinds)
-        reader.fail(f"unknown waveform '{call.name.text}' (known: {known})", call.location)
+        reader.fail(f"unknown waveform '{name}' (known: {known})", location)
     low, high = kind.arity
-    if not low <= len(call.args) <= high or (kind.keyword == "pwl" and len(call.args) % 2):
-        reader.fail(f"{call.name.text} takes {kind.usage}", call.location)
-    wave = kind(tuple(reader.evaluate(a, f"{call.name.text} argument") for a in call.args))
+    if not low <= len(arguments) <= high or (kind.keyword == "pwl" and len(arguments) % 2):
+        reader.fail(f"{name} takes {kind.usage}", location)
+    wave = kind(arguments)
     if all(isinstance(a, float) for a in wave.args) and (problem := wave.invalid()):
-        reader.fail(problem, call.location)
+        reader.fail(problem, location)
     return wave
 
 

@@ -1,7 +1,9 @@
-"""Cards to a `Circuit`: parameters in dependency order, ``.subckt`` expansion, domain inference.
+"""Cards to a `Circuit`: parameters in dependency order, ``.subckt`` expansion, conditional
+blocks, domain inference.
 
 Nothing here evaluates a number that a later ``.step`` or ``.dc param`` could change: element
-values stay sympy expressions of the top-level parameters until assembly.
+values stay expressions of the top-level parameters until assembly. A ``.if`` condition is
+the exception: it picks cards, so it is decided with the parameters' nominal values.
 """
 
 from __future__ import annotations
@@ -11,30 +13,35 @@ import logging
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 
-from mna.analysis.base import Analysis
-from mna.analysis.sweep import Step
-from mna.circuit import OPTION_CHOICES, Circuit, Model, Node, Options, OutputName
-from mna.diagnostics import check_source_topology
+from mna.circuit import OPTION_CHOICES, Circuit, Model, Node, Options
+from mna.diagnostics import Graph, check_source_topology
 from mna.domains import Domain
 from mna.elements import Element
 from mna.errors import NetlistError
-from mna.expr import parameter, parse_expression
-from mna.netlist import collector_paused
-from mna.netlist.fields import GROUND, FieldReader, Scope, Value, as_value, expression_start
-from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, Word
-from mna.netlist.parser import field_text
-from mna.units import parse_number
+from mna.expr import CONSTANTS, Expression, UserFunction, Value, parse_expression
+from mna.netlist.fields import (
+    GROUND,
+    FieldReader,
+    OutputName,
+    Scope,
+    assignment,
+    output_name,
+)
+from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, field_text
+from mna.netlist.requests import STEP_USAGE, Request, Sweep, read_step
+from mna.units import read_number
 
 log = logging.getLogger(__name__)
 
 SKIPPED_CARDS = {".meas", ".measure", ".plot", ".width", ".four", ".probe", ".title"}
 OPTION_ALIASES = {"itl1": "maxiter", "gear": "gear2", "trapezoidal": "trap"}
+BLOCKS = (".if", ".elseif", ".else", ".endif")
 
 
 @dataclass(frozen=True)
 class Subcircuit:
     name: str
-    ports: tuple[Word, ...]
+    ports: tuple[str, ...]
     defaults: tuple[Assign, ...]
     body: tuple[Card, ...]
     location: SourceLocation
@@ -42,38 +49,43 @@ class Subcircuit:
 
 def elaborate(netlist: Netlist) -> Circuit:
     """Flatten and check a parsed netlist; every error names its line and column."""
-    with collector_paused():
-        return _Elaborator(netlist).run()
+    return _Elaborator(netlist).run()
 
 
 class _Elaborator:
     def __init__(self, netlist: Netlist):
         self.netlist = netlist
         self.subcircuits: dict[str, Subcircuit] = {}
-        self.nodes: dict[str, tuple[str, SourceLocation]] = {}
+        self.nodes: dict[str, tuple[str, Card, int]] = {}
         self.elements: list[Element] = []
-        self.element_names: set[str] = set()
+        self.elements_by_key: dict[str, Element] = {}
         self.domain_cards: list[tuple[str, Domain, SourceLocation]] = []
         self.models: dict[str, Model] = {}
         self.options = Options()
         self.initial: dict[OutputName, Value] = {}
         self.nodeset: dict[OutputName, Value] = {}
         self.saves: list[OutputName] = []
-        self.analyses: list[Analysis] = []
-        self.steps: list[Step] = []
+        self.analyses: list[Request] = []
+        self.steps: list[Sweep] = []
 
     def run(self) -> Circuit:
         top = self._split(self.netlist.cards)
-        parameters = self._parameters([c for c in top if c.head.key == ".param"])
-        scope = self.top_scope = Scope(known=frozenset(parameters))
-        for card in top:
-            self._card(card, scope, depth=0)
+        globals_ = frozenset(word.lower() for card in top if card.key == ".global"
+                             for word in card.fields if isinstance(word, str))
+        functions = self._functions([c for c in top if c.key == ".func"], {})
+        parameters = self._parameters([c for c in top if c.key == ".param"], functions)
+        self.nominal: dict[str, float] | None = None   # evaluated for the first .if
+        self.parameters = parameters
+        scope = self.top_scope = Scope(known=frozenset(parameters), functions=functions,
+                                       globals=globals_)
+        self._cards(top, scope, depth=0)
         nodes = self._domains()
         circuit = Circuit(
             title=self.netlist.title,
             path=self.netlist.path,
             nodes=nodes,
             elements=tuple(self.elements),
+            graph=Graph(nodes, self.elements),
             parameters=parameters,
             parameter_names=self.parameter_names,
             models=self.models,
@@ -83,11 +95,14 @@ class _Elaborator:
             analyses=tuple(self.analyses),
             steps=tuple(self.steps),
             saves=tuple(self.saves),
+            elements_by_key=self.elements_by_key,
         )
         for element in self.elements:
             element.validate(circuit)
         for output in (*self.saves, *self.initial, *self.nodeset):
-            _check_output(circuit, output)
+            circuit.check_output(output)
+        for request in (*self.analyses, *self.steps):
+            request.check(circuit)
         check_source_topology(circuit)
         return circuit
 
@@ -97,7 +112,7 @@ class _Elaborator:
         top: list[Card] = []
         stack: list[tuple[Card, list[Card]]] = []
         for card in cards:
-            key = card.head.key
+            key = card.key
             if key == ".subckt":
                 stack.append((card, []))
             elif key == ".ends":
@@ -113,50 +128,116 @@ class _Elaborator:
         return top
 
     def _define(self, card: Card, body: list[Card]) -> None:
-        words = [f for f in card.fields if isinstance(f, Word) and f.key != "params:"]
+        words = [f for f in card.fields if isinstance(f, str) and f.lower() != "params:"]
         if not words:
             raise NetlistError("usage: .subckt name port ... [params: p=default ...]",
                                card.location)
         name, *ports = words
-        if name.key in self.subcircuits:
-            raise NetlistError(f"subcircuit '{name.text}' is defined twice", name.location)
-        defaults = tuple(f for f in card.fields if isinstance(f, Assign))
-        self.subcircuits[name.key] = Subcircuit(name.text, tuple(ports), defaults, tuple(body),
-                                                card.location)
+        if name.lower() in self.subcircuits:
+            raise NetlistError(f"subcircuit '{name}' is defined twice", card.place(0))
+        self.subcircuits[name.lower()] = Subcircuit(name, tuple(ports), card.options,
+                                                    tuple(body), card.location)
 
-    def _parameters(self, cards: list[Card]) -> dict[str, Value]:
-        """Top-level ``.param`` values in dependency order; a cycle is an error naming it."""
-        parsed = {}
+    def _functions(self, cards: list[Card], functions: dict[str, UserFunction]
+                   ) -> dict[str, UserFunction]:
+        """``.func name(a, b) = {expr}`` (or without '='), each usable in the later ones."""
+        usage = ".func name(a, b) = {expr}"
+        functions = dict(functions)
         for card in cards:
-            for field in card.fields:
-                key, value = _parameter_assignment(field)
-                start = expression_start(value)
-                parsed[key.key] = (key, parse_expression(value.text, start))
+            items = [*card.fields, *card.options]
+            if len(items) == 1 and isinstance(items[0], Assign) and isinstance(items[0].key, Call):
+                head, body = items[0].key, items[0].values[0]
+            elif len(items) == 2 and isinstance(items[0], Call) and isinstance(items[1], Braced):
+                head, body = items
+            else:
+                raise NetlistError(f"usage: {usage}", card.location)
+            if not isinstance(body, Braced) or not all(isinstance(a, str) for a in head.args):
+                raise NetlistError(f"usage: {usage}", card.location)
+            expression = parse_expression(body.text, body.location, time=True, probes=True,
+                                          functions=functions)
+            functions[head.name.lower()] = UserFunction(
+                head.name.lower(), tuple(a.lower() for a in head.args), expression)
+        return functions
+
+    def _parameters(self, cards: list[Card], functions) -> dict[str, Value]:
+        """Top-level ``.param`` values in dependency order; a cycle is an error naming it."""
+        parsed: dict[str, tuple[Assign, Expression]] = {}
+        for card in cards:
+            for item in card.options:
+                value = _braced(assignment(item, item.location))
+                parsed[item.name.lower()] = (item, parse_expression(
+                    value.text, value.location, functions=functions))
+            if card.fields:
+                raise NetlistError("expected name=value in .param", card.place(0))
         graph = {}
         for name, (_, expression) in parsed.items():
-            for used, location in expression.names.items():
-                if used not in parsed:
-                    raise NetlistError(f"undefined parameter '{used}'", location)
-            graph[name] = set(expression.names)
+            used = set()
+            for key, location in expression.names.items():
+                if key in parsed:
+                    used.add(key)
+                elif key not in CONSTANTS:
+                    raise NetlistError(f"undefined parameter '{key}'", location)
+            graph[name] = used
         try:
             order = list(TopologicalSorter(graph).static_order())
         except CycleError as cycle:
             names = cycle.args[1]
-            raise NetlistError(
-                "parameter cycle: " + " -> ".join(names), parsed[names[0]][0].location
-            ) from None
-        self.parameter_names = {name: parsed[name][0].text for name in order}
-        return {name: as_value(parsed[name][1].value) for name in order}
+            raise NetlistError("parameter cycle: " + " -> ".join(names),
+                               parsed[names[0]][0].location) from None
+        self.parameter_names = {name: parsed[name][0].name for name in order}
+        return {name: _folded(parsed[name][1]) for name in order}
+
+    def _cards(self, cards, scope: Scope, depth: int) -> None:
+        """Every card of `cards` in `scope`, the blocks of ``.if`` decided."""
+        taking = [True]       # per nested .if: whether its current branch is read
+        decided = [True]      # per nested .if: whether a branch has been taken
+        for card in cards:
+            key = card.key
+            if key in BLOCKS:
+                self._block(card, key, scope, taking, decided)
+            elif all(taking):
+                self._card(card, scope, depth)
+        if len(taking) > 1:
+            raise NetlistError(".if has no .endif", cards[-1].location if cards else None)
+
+    def _block(self, card: Card, key: str, scope: Scope, taking: list[bool],
+               decided: list[bool]) -> None:
+        if key == ".if":
+            outer = all(taking)
+            value = outer and self._condition(card, scope)
+            taking.append(value)
+            decided.append(value or not outer)
+        elif len(taking) == 1:
+            raise NetlistError(f"{key} without .if", card.location)
+        elif key == ".elseif":
+            value = not decided[-1] and self._condition(card, scope)
+            taking[-1] = value
+            decided[-1] = decided[-1] or value
+        elif key == ".else":
+            taking[-1] = not decided[-1]
+            decided[-1] = True
+        else:
+            taking.pop()
+            decided.pop()
+
+    def _condition(self, card: Card, scope: Scope) -> bool:
+        (braced,) = card.fields
+        expression = scope.value(scope.expression(braced))
+        if not isinstance(expression, Expression):
+            return expression != 0
+        if self.nominal is None:
+            self.nominal = _nominal(self.parameters)
+        return expression.evaluate(self.nominal) != 0
 
     def _card(self, card: Card, scope: Scope, depth: int) -> None:
-        key = card.head.key
+        key = card.key
         if not card.is_dot:
             if key.startswith("x"):
                 self._instance(card, scope, depth)
             else:
                 self._element(card, scope)
-        elif key == ".param":
-            pass  # read before the other cards: top level in _parameters, local in _instance
+        elif key in (".param", ".func", ".global", ".end"):
+            pass  # read before the other cards: top level in run, local in _instance
         elif key in (".options", ".option", ".opt"):
             self._options(card)
         elif key == ".model":
@@ -170,176 +251,178 @@ class _Elaborator:
         elif key == ".domain":
             self._domain(card, scope)
         elif key == ".step":
-            self.steps.append(
-                Step.from_fields(FieldReader(card, scope, Step.usage, self._note_node)))
-        elif key == ".end":
-            pass
+            self.steps.append(read_step(self._reader(card, scope, STEP_USAGE)))
         elif key in SKIPPED_CARDS:
-            log.warning("%s: %s is not used by mna; skipped", card.location, card.head.text)
-        elif key in Analysis.registry:
-            reader = FieldReader(card, scope, Analysis.registry[key].usage, self._note_node)
-            self.analyses.append(Analysis.registry[key].from_fields(reader))
+            log.warning("%s: %s is not used by mna; skipped", card.location, card.head)
+        elif key in Request.registry:
+            request = Request.registry[key]
+            self.analyses.append(request.from_fields(self._reader(card, scope, request.usage)))
         else:
-            raise NetlistError(f"unknown card '{card.head.text}'", card.location)
+            raise NetlistError(f"unknown card '{card.head}'", card.location)
+
+    def _reader(self, card: Card, scope: Scope, usage: str) -> FieldReader:
+        return FieldReader(card, scope, usage, self._note_node)
 
     def _element(self, card: Card, scope: Scope) -> None:
-        cls = Element.class_for(card.head.text)
+        cls = Element.class_for(card.head)
         if cls is None:
             known = ", ".join(sorted(Element.registry) + ["X"])
-            raise NetlistError(f"unknown element type '{card.head.text}' (known prefixes: {known})",
+            raise NetlistError(f"unknown element type '{card.head}' (known prefixes: {known})",
                                card.location)
-        element = cls.from_fields(FieldReader(card, scope, cls.usage, self._note_node))
+        element = cls.from_fields(self._reader(card, scope, cls.usage))
         key = element.name.lower()
-        if key in self.element_names:
+        if key in self.elements_by_key:
             raise NetlistError(f"element '{element.name}' is defined twice", card.location)
-        self.element_names.add(key)
+        self.elements_by_key[key] = element
         self.elements.append(element)
 
     def _instance(self, card: Card, scope: Scope, depth: int) -> None:
         usage = "Xname node ... subcircuit [params:] [p=value ...]"
-        words = [f for f in card.fields if isinstance(f, Word) and f.key != "params:"]
+        words = [(i, f) for i, f in enumerate(card.fields)
+                 if isinstance(f, str) and f.lower() != "params:"]
         if not words:
             raise NetlistError(f"missing subcircuit name\n  usage: {usage}", card.location)
-        *connections, name = words
-        sub = self.subcircuits.get(name.key)
+        *connections, (name_index, name) = words
+        sub = self.subcircuits.get(name.lower())
         if sub is None:
-            raise NetlistError(f"unknown subcircuit '{name.text}'", name.location)
+            raise NetlistError(f"unknown subcircuit '{name}'", card.place(name_index))
         if len(connections) != len(sub.ports):
             raise NetlistError(
-                f"subcircuit '{sub.name}' has {len(sub.ports)} ports "
-                f"({' '.join(p.text for p in sub.ports)}), "
-                f"{card.head.text} connects {len(connections)}",
+                f"subcircuit '{sub.name}' has {len(sub.ports)} ports ({' '.join(sub.ports)}), "
+                f"{card.head} connects {len(connections)}",
                 card.location,
             )
         if depth > 50:
             raise NetlistError(f"subcircuit '{sub.name}' instantiates itself", card.location)
-        reader = FieldReader(card, scope, usage, self._note_node)
+        reader = self._reader(card, scope, usage)
         node_map = {}
-        for port, word in zip(sub.ports, connections):
-            node_map[port.key] = scope.node(word)
-            if node_map[port.key] != GROUND:
-                self._note_node(node_map[port.key], word, scope.prefix)
-        inner = Scope(prefix=scope.prefix + card.head.text + ".", nodes=node_map,
-                      substitutions=dict(scope.substitutions), known=scope.known)
-        overrides = {self._assign_name(a).key: a for a in card.fields if isinstance(a, Assign)}
-        declared = {self._assign_name(a).key for a in sub.defaults}
+        for port, (index, word) in zip(sub.ports, connections):
+            key = node_map[port.lower()] = scope.node(word)
+            if key != GROUND:
+                self._note_node(key, scope.prefix + word, card, index)
+        overrides = {assign.name.lower(): assign for assign in card.options}
+        declared = {assignment(a, a.location).name.lower() for a in sub.defaults}
         for key, assign in overrides.items():
             if key not in declared:
                 raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{key}'",
                                    assign.location)
+        inner = Scope(prefix=scope.prefix + card.head + ".", nodes=node_map,
+                      substitutions=dict(scope.substitutions), known=scope.known,
+                      functions=scope.functions, globals=scope.globals)
         for default in sub.defaults:
-            key = self._assign_name(default).key
+            key = default.name.lower()
             if key in overrides:
-                value = reader.evaluate(overrides[key].values[0], key)
+                value = reader.evaluate(overrides[key].values[0], key, overrides[key].places[0])
             else:
                 value = FieldReader(card, inner, usage, self._note_node).evaluate(
-                    default.values[0], key)
-            inner.substitutions[parameter(key)] = value
-            inner = dataclasses.replace(inner, known=inner.known | {key})
-        for inner_card in sub.body:  # local .param cards first, in order, as SPICE reads them
-            if inner_card.head.key == ".param":
+                    default.values[0], key, default.places[0])
+            inner = _with_parameter(inner, key, value)
+        body = [c for c in sub.body]
+        inner = dataclasses.replace(inner, functions=self._functions(
+            [c for c in body if c.key == ".func"], inner.functions))
+        for inner_card in body:  # local .param cards first, in order, as SPICE reads them
+            if inner_card.key == ".param":
                 inner = self._local_parameters(inner_card, inner)
-        for inner_card in sub.body:
-            self._card(inner_card, inner, depth + 1)
+        self._cards(body, inner, depth + 1)
 
     def _local_parameters(self, card: Card, scope: Scope) -> Scope:
         """A ``.param`` card inside a subcircuit: values in the instance's scope."""
-        reader = FieldReader(card, scope, ".param name=value ...", self._note_node)
-        for field in card.fields:
-            key, value = _parameter_assignment(field)
-            scope.substitutions[parameter(key.key)] = reader.evaluate(value, key.text)
-            scope = dataclasses.replace(scope, known=scope.known | {key.key})
-            reader.scope = scope
+        for item in card.options:
+            value = _braced(assignment(item, item.location))
+            scope = _with_parameter(scope, item.name.lower(), scope.value(scope.expression(value)))
+        if card.fields:
+            raise NetlistError("expected name=value in .param", card.place(0))
         return scope
 
-    @staticmethod
-    def _assign_name(assign: Assign) -> Word:
-        if not isinstance(assign.key, Word):
-            raise NetlistError("expected name=value", assign.location)
-        return assign.key
-
-    def _note_node(self, key: str, word: Word, prefix: str) -> None:
-        """Record node `key` where `word` first names it (its name and place made only
-        then: most mentions of a node are not its first)."""
-        if key != GROUND and key not in self.nodes:
-            self.nodes[key] = (prefix + word.text, word.location)
+    def _note_node(self, key: str, name: str, card: Card, index: int) -> None:
+        """Record node `key` where it is first named."""
+        if key not in self.nodes:
+            self.nodes[key] = (name, card, index)
 
     # -- dot cards -----------------------------------------------------------------------------
     def _options(self, card: Card) -> None:
-        fields = {f.name for f in dataclasses.fields(Options)}
+        fields = {f.name: f for f in dataclasses.fields(Options)}
         changes = {}
-        for item in card.fields:
-            if not isinstance(item, Assign) or not isinstance(item.key, Word):
-                log.warning("%s: option '%s' is not used by mna; ignored",
-                            item.location, field_text(item))
+        for index, item in enumerate(card.fields):
+            if isinstance(item, str) and item.lower() in fields and fields[
+                    item.lower()].type == "bool":
+                changes[item.lower()] = True     # a flag, as ngspice writes some
+            else:
+                log.warning("%s: option '%s' is not used by mna; ignored", card.place(index),
+                            field_text(item))
+        for item in card.options:
+            key = OPTION_ALIASES.get(item.name.lower(), item.name.lower())
+            if key not in fields or isinstance(item.key, Call):
+                log.warning("%s: option '%s' is not used by mna; ignored", item.location,
+                            item.name)
                 continue
-            key = OPTION_ALIASES.get(item.key.key, item.key.key)
-            if key not in fields:
-                log.warning("%s: option '%s' is not used by mna; ignored",
-                            item.location, item.key.text)
-                continue
-            changes[key] = _option_value(key, item)
+            changes[key] = _option_value(key, item, fields[key].type)
         self.options = dataclasses.replace(self.options, **changes)
 
     def _model(self, card: Card) -> None:
         usage = ".model name type(param=value ...)"
-        if not card.fields or not isinstance(card.fields[0], Word):
+        if not card.fields or not isinstance(card.fields[0], str):
             raise NetlistError(f"usage: {usage}", card.location)
         name, *rest = card.fields
         if len(rest) == 1 and isinstance(rest[0], Call):
-            kind, params = rest[0].name, rest[0].args
-        elif rest and isinstance(rest[0], Word):
-            kind, params = rest[0], tuple(rest[1:])
+            kind, params, places = rest[0].name, rest[0].args, rest[0].places
+        elif rest and isinstance(rest[0], str):
+            kind, params = rest[0], (*rest[1:], *card.options)
+            places = (*(card.place(i) for i in range(2, len(card.fields))),
+                      *(a.location for a in card.options))
         else:
             raise NetlistError(f"usage: {usage}", card.location)
-        reader = FieldReader(card, self.top_scope, usage, self._note_node)
+        reader = self._reader(card, self.top_scope, usage)
         values = {}
-        for item in params:
-            if not isinstance(item, Assign) or not isinstance(item.key, Word):
+        for item, place in zip(params, places):
+            if not isinstance(item, Assign) or not isinstance(item.key, str):
                 raise NetlistError(f"expected param=value in .model, found '{field_text(item)}'",
-                                   item.location)
-            values[item.key.key] = reader.evaluate(item.values[0], item.key.text)
-        if name.key in self.models:
-            raise NetlistError(f"model '{name.text}' is defined twice", name.location)
-        self.models[name.key] = Model(name.text, kind.key, values, card.location)
+                                   place)
+            values[item.name.lower()] = reader.evaluate(item.values[0], item.name,
+                                                        item.places[0])
+        if name.lower() in self.models:
+            raise NetlistError(f"model '{name}' is defined twice", card.place(0))
+        self.models[name.lower()] = Model(name, kind.lower(), values, card.location)
 
     def _initial(self, card: Card, scope: Scope, values: dict[OutputName, Value]) -> None:
-        usage = f"{card.head.key} V(node)=value I(element)=value ..."
-        reader = FieldReader(card, scope, usage, self._note_node)
-        for item in card.fields:
-            if not isinstance(item, Assign) or not isinstance(item.key, Call):
-                reader.fail("expected V(node)=value or I(element)=value, "
-                            f"found '{field_text(item)}'",
-                            item.location, usage=True)
-            values[_output_name(item.key, scope)] = reader.evaluate(item.values[0], "value")
+        usage = f"{card.key} V(node)=value I(element)=value ..."
+        reader = self._reader(card, scope, usage)
+        if card.fields:
+            reader.fail("expected V(node)=value or I(element)=value, "
+                        f"found '{field_text(card.fields[0])}'", card.place(0), usage=True)
+        for item in card.options:
+            if not isinstance(item.key, Call):
+                reader.fail(f"expected V(node)=value or I(element)=value, found "
+                            f"'{field_text(item)}'", item.location, usage=True)
+            values[output_name(item.key, scope)] = reader.evaluate(item.values[0], "value",
+                                                                   item.places[0])
 
     def _saves(self, card: Card, scope: Scope) -> None:
-        for item in card.fields:
-            if isinstance(item, Word) and item.key in ("all", "op", "dc", "ac", "tran"):
+        for index, item in enumerate(card.fields):
+            if isinstance(item, str) and item.lower() in ("all", "op", "dc", "ac", "tran"):
                 continue
             if not isinstance(item, Call):
                 raise NetlistError("expected V(node), V(a,b) or I(element), "
-                                   f"found '{field_text(item)}'",
-                                   item.location)
-            self.saves.append(_output_name(item, scope))
+                                   f"found '{field_text(item)}'", card.place(index))
+            self.saves.append(output_name(item, scope))
 
     def _domain(self, card: Card, scope: Scope) -> None:
-        words = [f for f in card.fields if isinstance(f, Word)]
-        if len(words) < 2 or len(words) != len(card.fields):
+        words = [f for f in card.fields if isinstance(f, str)]
+        if len(words) < 2 or len(words) != len(card.fields) or card.options:
             raise NetlistError("usage: .domain KIND node ...", card.location)
-        kind, *nodes = words
         try:
-            domain = Domain(kind.key)
+            domain = Domain(words[0].lower())
         except ValueError:
             known = ", ".join(d.value for d in Domain)
-            raise NetlistError(f"unknown domain '{kind.text}' (known: {known})",
-                               kind.location) from None
-        for word in nodes:
+            raise NetlistError(f"unknown domain '{words[0]}' (known: {known})",
+                               card.place(0)) from None
+        for index, word in enumerate(words[1:], start=1):
             key = scope.node(word)
             if key == GROUND:
-                raise NetlistError("the reference node belongs to every domain", word.location)
-            self._note_node(key, word, scope.prefix)
-            self.domain_cards.append((key, domain, word.location))
+                raise NetlistError("the reference node belongs to every domain",
+                                   card.place(index))
+            self._note_node(key, scope.prefix + word, card, index)
+            self.domain_cards.append((key, domain, card.place(index)))
 
     # -- domains -------------------------------------------------------------------------------
     def _domains(self) -> dict[str, Node]:
@@ -352,8 +435,8 @@ class _Elaborator:
         domains = dict.fromkeys(self.nodes, Domain.ELECTRICAL)
         if hints:   # without one there is nothing to carry: the branches need no walk
             domains.update(self._carried(hints))
-        return {key: Node(key, name, domains[key], location)
-                for key, (name, location) in self.nodes.items()}
+        return {key: Node(key, name, domains[key], card, index)
+                for key, (name, card, index) in self.nodes.items()}
 
     def _carried(self, hints) -> dict[str, Domain]:
         """The domain of every node joined by branches to a node that a hint claims; two
@@ -385,49 +468,50 @@ class _Elaborator:
         return {key: claims[root(key)][0] for key in self.nodes if root(key) in claims}
 
 
-def _parameter_assignment(field) -> tuple[Word, Braced]:
-    if not isinstance(field, Assign) or not isinstance(field.key, Word) or len(field.values) != 1:
-        raise NetlistError("expected name=value in .param", field.location)
-    value = field.values[0]
-    if isinstance(value, Word):
-        value = Braced(value.text, value.location)
-    return field.key, value
+def _braced(assign: Assign) -> Braced:
+    """A ``.param`` value as an expression (a bare word is one too)."""
+    value = assign.values[0]
+    return value if isinstance(value, Braced) else Braced(field_text(value), assign.places[0])
 
 
-def _option_value(key: str, item: Assign):
+def _folded(expression: Expression) -> Value:
+    """A constant expression as its number."""
+    return expression.evaluate({}) if expression.is_constant else expression
+
+
+def _nominal(parameters: dict[str, Value]) -> dict[str, float]:
+    """The parameters' values, each from those before it."""
+    values: dict[str, float] = {}
+    for name, value in parameters.items():
+        try:
+            values[name] = value.evaluate(values) if isinstance(value, Expression) else value
+        except NetlistError as error:
+            raise NetlistError(f"parameter {name}: {error.message}", error.location) from None
+    return values
+
+
+def _with_parameter(scope: Scope, key: str, value: Value) -> Scope:
+    return dataclasses.replace(scope, substitutions={**scope.substitutions, key: value},
+                               known=scope.known | {key})
+
+
+def _option_value(key: str, item: Assign, kind: str):
     value = item.values[0]
-    if not isinstance(value, Word):
-        raise NetlistError(f"option {key} takes a plain value", value.location)
+    if not isinstance(value, str):
+        raise NetlistError(f"option {key} takes a plain value", item.places[0])
     if key in OPTION_CHOICES:
-        choice = OPTION_ALIASES.get(value.key, value.key)
+        choice = OPTION_ALIASES.get(value.lower(), value.lower())
         if choice not in OPTION_CHOICES[key]:
             choices = ", ".join(OPTION_CHOICES[key])
-            raise NetlistError(f"option {key} must be one of {choices}", value.location)
+            raise NetlistError(f"option {key} must be one of {choices}", item.places[0])
         return choice
-    current = getattr(Options(), key)
-    number = parse_number(value.text)
-    if number is None:
-        raise NetlistError(f"bad number '{value.text}' for option {key}", value.location)
-    return type(current)(number)
-
-
-def _output_name(call: Call, scope: Scope) -> OutputName:
-    kind = call.name.key.upper()
-    if kind not in ("V", "I") or not call.args or not all(isinstance(a, Word) for a in call.args):
-        raise NetlistError(f"expected V(node), V(a,b) or I(element), found '{field_text(call)}'",
-                           call.location)
-    if kind == "V" and len(call.args) <= 2:
-        return OutputName("V", tuple(scope.node(a) for a in call.args), call.location)
-    if kind == "I" and len(call.args) == 1:
-        return OutputName("I", (scope.name(call.args[0]).lower(),), call.location)
-    raise NetlistError(f"expected V(node), V(a,b) or I(element), found '{field_text(call)}'",
-                       call.location)
-
-
-def _check_output(circuit: Circuit, output: OutputName) -> None:
-    if output.kind == "V":
-        for key in output.keys:
-            if key != GROUND and key not in circuit.nodes:
-                raise NetlistError(f"no node '{key}' in the circuit", output.location)
-    elif output.keys[0] not in circuit.elements_by_key:
-        raise NetlistError(f"no element '{output.keys[0]}' in the circuit", output.location)
+    number = read_number(value, item.places[0], f"option {key}")
+    if kind == "int":
+        if number != int(number) or number < 1:
+            raise NetlistError(f"option {key} takes a positive whole number", item.places[0])
+        return int(number)
+    if kind == "bool":
+        return number != 0
+    if not number > 0:
+        raise NetlistError(f"option {key} must be positive", item.places[0])
+    return number

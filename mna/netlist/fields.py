@@ -1,106 +1,124 @@
 """Reading a card's fields in the scope of its (sub)circuit, with errors that show the usage.
 
-Elements and analyses declare their syntax by what they ask of a `FieldReader`; it knows the
-hierarchical name prefix, the node map of a subcircuit instance and the parameters in scope.
+Elements and analysis cards declare their syntax by what they ask of a `FieldReader`; it knows
+the hierarchical name prefix, the node map of a subcircuit instance, the parameters in scope
+and the ``.func`` definitions.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import Literal, NoReturn
 
 from mna.errors import NetlistError
-from mna.expr import parse_expression, probe
-from mna.netlist.model import Assign, Braced, Card, Field, SourceLocation, Word
-from mna.netlist.parser import field_text
-from mna.units import parse_number
+from mna.expr import Expression, Instruction, Probe, UserFunction, Value, parse_expression
+from mna.netlist.model import Assign, Braced, Call, Card, Field, SourceLocation, field_text
+from mna.units import number, read_number
 
-if TYPE_CHECKING:
-    import sympy
-
-Value: TypeAlias = "float | sympy.Expr"
 GROUND = "0"
-GROUND_ALIASES = {"0", "gnd"}
+GROUND_ALIASES = frozenset({"0", "gnd"})
+
+NoteNode = Callable[[str, str, Card, int], None]   # (key, name as written, card, field index)
 
 
 @dataclass(frozen=True)
 class Scope:
-    """Where a card stands: top level, or inside instance ``X1`` of a subcircuit."""
+    """Where a card stands: top level, or inside instance ``X1`` of a subcircuit.
+
+    `substitutions` are the values of the instance's parameters; `known` every parameter
+    name an expression may read; `globals` the ``.global`` nodes, the same in every instance.
+    """
 
     prefix: str = ""
-    nodes: dict[str, str] = field(default_factory=dict)
-    substitutions: dict[sympy.Symbol, Value] = field(default_factory=dict)
+    nodes: Mapping[str, str] = field(default_factory=dict)
+    substitutions: Mapping[str, Value] = field(default_factory=dict)
     known: frozenset[str] = frozenset()
+    functions: Mapping[str, UserFunction] = field(default_factory=dict)
+    globals: frozenset[str] = frozenset()
 
-    def node(self, word: Word) -> str:
-        key = word.key
+    def node(self, word: str) -> str:
+        """The circuit's key of the node named `word` here."""
+        key = word.lower()
         if key in GROUND_ALIASES:
             return GROUND
-        return self.nodes.get(key, self.prefix.lower() + key)
+        if key in self.globals:
+            return key
+        return self.nodes.get(key) or self.prefix.lower() + key
 
-    def name(self, word: Word) -> str:
-        return self.prefix + word.text
+    def name(self, word: str) -> str:
+        """The hierarchical name of element `word` here (``X1.R2``)."""
+        return self.prefix + word
+
+    def expression(self, braced: Braced, *, time: bool = False,
+                   probes: bool = False) -> Expression:
+        """`braced` parsed here: its names must be parameters in scope."""
+        parsed = parse_expression(braced.text, braced.location, time=time, probes=probes,
+                                  functions=self.functions)
+        for name, location in parsed.names.items():
+            if name not in self.known and name not in ("pi", "e"):
+                raise NetlistError(f"undefined parameter '{name}'", location)
+        return parsed
+
+    def value(self, expression: Expression) -> Value:
+        """`expression` with this instance's parameters put in (a float when that leaves it
+        nothing to read)."""
+        return expression.substitute(self.substitutions)
 
 
 class FieldReader:
     """Hands out a card's fields one by one; any misuse is an error with the card's usage."""
 
-    def __init__(
-        self,
-        card: Card,
-        scope: Scope,
-        usage: str,
-        note_node: Callable[[str, Word, str], None],
-    ):
+    def __init__(self, card: Card, scope: Scope, usage: str, note_node: NoteNode):
         self.card = card
         self.scope = scope
         self.usage = usage
         self._note_node = note_node
-        if Assign in map(type, card.fields):
-            self.positional = [f for f in card.fields if not isinstance(f, Assign)]
-            self.assigns = {self._assign_key(a): a for a in card.fields if isinstance(a, Assign)}
-        else:   # most cards (``R1 a b 1k``): no key=value, so the fields are as they are
-            self.positional, self.assigns = card.fields, {}
+        self.assigns = {assign.name.lower(): assign for assign in card.options}
         self.index = 0
 
     @property
     def name(self) -> str:
+        """The card's element name in scope (``X1.R2``)."""
         return self.scope.name(self.card.head)
 
     @property
     def location(self) -> SourceLocation:
         return self.card.location
 
-    def fail(self, message: str, location: SourceLocation | None = None, usage: bool = False):
+    def fail(self, message: str, location: SourceLocation | None = None,
+             usage: bool = False) -> NoReturn:
         suffix = f"\n  usage: {self.usage}" if usage else ""
         raise NetlistError(message + suffix, location or self.card.location)
 
     # -- positional fields ------------------------------------------------------------------
     def remaining(self) -> int:
-        return len(self.positional) - self.index
+        return len(self.card.fields) - self.index
 
     def peek(self) -> Field | None:
-        return self.positional[self.index] if self.index < len(self.positional) else None
+        return self.card.fields[self.index] if self.index < len(self.card.fields) else None
+
+    def place(self, index: int | None = None) -> SourceLocation:
+        """Where positional field `index` (default: the last one taken) stands."""
+        return self.card.place(self.index - 1 if index is None else index)
 
     def take(self, what: str) -> Field:
-        if self.index >= len(self.positional):
-            self.fail(f"{self.card.head.text}: missing {what}", self._end_location(), usage=True)
-        field_ = self.positional[self.index]
+        if self.index >= len(self.card.fields):
+            self.fail(f"{self.card.head}: missing {what}", self.card.end(), usage=True)
         self.index += 1
-        return field_
+        return self.card.fields[self.index - 1]
 
-    def word(self, what: str) -> Word:
-        field_ = self.take(what)
-        if not isinstance(field_, Word):
-            self.fail(f"expected {what}, found '{field_text(field_)}'", field_.location, usage=True)
-        return field_
+    def word(self, what: str) -> str:
+        taken = self.take(what)
+        if not isinstance(taken, str):
+            self.fail(f"expected {what}, found '{field_text(taken)}'", self.place(), usage=True)
+        return taken
 
     def node(self, what: str = "node") -> str:
         word = self.word(what)
         key = self.scope.node(word)
-        self._note_node(key, word, self.scope.prefix)
+        if key != GROUND:
+            self._note_node(key, self.scope.prefix + word, self.card, self.index - 1)
         return key
 
     def element(self, what: str) -> str:
@@ -108,39 +126,36 @@ class FieldReader:
         return self.scope.name(self.word(what)).lower()
 
     def value(self, what: str = "value") -> Value:
-        return self.evaluate(self.take(what), what)
+        taken = self.take(what)
+        if isinstance(taken, str):   # a plain number: its place is looked up only if needed
+            parsed = number(taken)
+            if parsed is not None and not parsed[1]:
+                return parsed[0]
+        return self.evaluate(taken, what, self.place())
 
     def done(self) -> None:
-        if self.index < len(self.positional):
-            extra = self.positional[self.index]
-            self.fail(f"unexpected field '{field_text(extra)}'", extra.location, usage=True)
+        if self.index < len(self.card.fields):
+            extra = self.card.fields[self.index]
+            self.fail(f"unexpected field '{field_text(extra)}'", self.place(self.index),
+                      usage=True)
 
     def keyword(self, *choices: str) -> str | None:
         """Take the next field if it is one of `choices` (case-insensitive)."""
-        field_ = self.peek()
-        if isinstance(field_, Word) and field_.key in choices:
+        following = self.peek()
+        if isinstance(following, str) and following.lower() in choices:
             self.index += 1
-            return field_.key
+            return following.lower()
         return None
 
-    def _end_location(self) -> SourceLocation:
-        last = self.card.fields[-1] if self.card.fields else self.card.head
-        loc = last.location
-        return loc.shifted(len(field_text(last) if not isinstance(last, Word) else last.text) + 1)
-
     # -- key=value fields --------------------------------------------------------------------
-    @staticmethod
-    def _assign_key(assign: Assign) -> str:
-        return assign.key.key if isinstance(assign.key, Word) else field_text(assign.key).lower()
-
-    def option(self, key: str) -> Value | None:
+    def option(self, key: str, what: str | None = None) -> Value | None:
         """The value of ``key=value``, or None when absent."""
         assign = self.assigns.pop(key, None)
         if assign is None:
             return None
         if len(assign.values) != 1:
             self.fail(f"{key}= takes one value", assign.location)
-        return self.evaluate(assign.values[0], key)
+        return self.evaluate(assign.values[0], what or key, assign.places[0])
 
     def no_more_options(self, allowed: str = "") -> None:
         for key, assign in self.assigns.items():
@@ -148,78 +163,61 @@ class FieldReader:
             self.fail(f"unknown parameter '{key}='{hint}", assign.location, usage=True)
 
     # -- values -------------------------------------------------------------------------------
-    def evaluate(self, field_: Field, what: str, *, time: bool = False) -> Value:
+    def evaluate(self, item: Field, what: str, place: SourceLocation, *,
+                 time: bool = False) -> Value:
         """A number or an ``{expression}`` in the parameters in scope."""
-        if isinstance(field_, Word):
-            number = parse_number(field_.text)
-            if number is None:
-                hint = (" (write {" + field_.text + "} for an expression)"
-                        if field_.text[:1].isalpha() else "")
-                self.fail(f"bad number '{field_.text}' for {what}{hint}", field_.location)
-            return number
-        if isinstance(field_, Braced):
-            return self.expression(field_, time=time)
-        self.fail(f"expected {what}, found '{field_text(field_)}'", field_.location, usage=True)
+        if isinstance(item, str):
+            return read_number(item, place, what)
+        if isinstance(item, Braced):
+            return self.scope.value(self.scope.expression(item, time=time))
+        self.fail(f"expected {what}, found '{field_text(item)}'", place, usage=True)
 
-    def expression(self, braced: Braced, *, time: bool = False) -> Value:
-        parsed = self._parsed(braced, time=time, probes=False)
-        try:
-            return as_value(self._in_scope(parsed.value))
-        except ValueError as error:
-            raise NetlistError(str(error), braced.location) from None
+    def behavioural(self, braced: Braced) -> Expression:
+        """An expression of ``time`` and probes, its probes naming the nodes and elements in
+        scope (keys as in the circuit)."""
+        parsed = self.scope.expression(braced, time=True, probes=True)
+        value = self.scope.value(parsed)
+        if not isinstance(value, Expression):   # nothing left to read: a constant
+            return Expression((Instruction("number", value, 0),), braced.text, braced.location)
+        program = []
+        for step in value.program:
+            if step.code == "probe":
+                kind, names = step.argument
+                keys = (tuple(self.scope.node(n) for n in names) if kind == "V"
+                        else (self.scope.name(names[0]).lower(),))
+                step = step._replace(argument=Probe(kind, keys))
+            program.append(step)
+        return Expression(tuple(program), value.text, value.location)
 
-    def behavioural(self, braced: Braced):
-        """An expression with ``time`` and probes; probes renamed to the nodes and elements in
-        scope. Returns the expression and ``{symbol: (kind, keys, location)}``."""
-        parsed = self._parsed(braced, time=True, probes=True)
-        probes, renames = {}, {}
-        for symbol, (kind, names, location) in parsed.probes.items():
-            words = [Word.at(n, location) for n in names]
-            if kind == "V":
-                keys = tuple(self.scope.node(w) for w in words)
-            else:
-                keys = (self.scope.name(words[0]).lower(),)
-            scoped = probe(kind, *keys)
-            renames[symbol] = scoped
-            probes[scoped] = (kind, keys, location)
-        return self._in_scope(parsed.value).xreplace(renames), probes
-
-    def _parsed(self, braced: Braced, *, time: bool, probes: bool):
-        start = expression_start(braced)
-        parsed = parse_expression(braced.text, start, time=time, probes=probes)
-        for name, location in parsed.names.items():
-            if name not in self.scope.known:
-                raise NetlistError(f"undefined parameter '{name}'", location)
-        return parsed
-
-    def _in_scope(self, value):
-        return value.xreplace(self.scope.substitutions) if self.scope.substitutions else value
+    def call_arguments(self, call: Call, what: str, *, time: bool = False) -> tuple[Value, ...]:
+        """The values of `call`'s arguments (a waveform's, say)."""
+        return tuple(self.evaluate(argument, what, place, time=time)
+                     for argument, place in zip(call.args, call.places))
 
 
-def expression_start(braced: Braced) -> SourceLocation:
-    """Where the expression text starts: after the '{' when it was written with braces."""
-    column = braced.location.column
-    has_brace = braced.location.text[column - 1 : column] == "{"
-    return braced.location.shifted(1) if has_brace else braced.location
+def assignment(item: Field, location: SourceLocation) -> Assign:
+    """`item` when it is a ``name=value``; an error otherwise."""
+    if not isinstance(item, Assign) or not isinstance(item.key, str) or len(item.values) != 1:
+        raise NetlistError(f"expected name=value, found '{field_text(item)}'", location)
+    return item
 
 
-def as_value(expression) -> Value:
-    """A float when the expression holds no symbol; the sympy expression otherwise.
+@dataclass(frozen=True)
+class OutputName:
+    """A requested output: ``V(n)``, ``V(a,b)`` or ``I(name)`` with keys as in the circuit."""
 
-    Raises ValueError when a constant expression is not a finite real number.
-    """
-    if isinstance(expression, float):
-        return expression
-    if expression.free_symbols:
-        return expression
-    return finite_real(expression)
+    kind: Literal["V", "I"]
+    keys: tuple[str, ...]
+    location: SourceLocation | None = None
 
 
-def finite_real(expression) -> float:
-    """The value of a constant sympy expression, refusing complex, infinite and undefined ones."""
-    value = complex(expression)
-    if not (math.isfinite(value.real) and math.isfinite(value.imag)):
-        raise ValueError(f"the value {expression} is not a finite number")
-    if value.imag:
-        raise ValueError(f"the value {expression} is complex ({value:g}), not real")
-    return value.real
+def output_name(call: Call, scope: Scope) -> OutputName:
+    """``V(n)``, ``V(a,b)`` or ``I(name)`` written in `scope` as an `OutputName`."""
+    kind = call.name.upper()
+    if call.args and all(isinstance(a, str) for a in call.args):
+        if kind == "V" and len(call.args) <= 2:
+            return OutputName("V", tuple(scope.node(a) for a in call.args), call.location)
+        if kind == "I" and len(call.args) == 1:
+            return OutputName("I", (scope.name(call.args[0]).lower(),), call.location)
+    raise NetlistError(f"expected V(node), V(a,b) or I(element), found '{field_text(call)}'",
+                       call.location)

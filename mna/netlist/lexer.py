@@ -1,182 +1,229 @@
-"""Lines to tokens: comments, ``+`` continuations, ``.include`` and ``.control`` blocks.
+"""Files to logical lines of tokens: comments, ``+`` continuations, ``.include``, ``.lib``
+sections, ``.control`` blocks and ``.end``.
 
-Every token keeps the file, line and column it came from, so any later stage can point at it.
+Every token keeps the file, line and column it came from, so any later stage can point at
+it. What a file may hold is bounded (`MAX_FILE_BYTES`, `MAX_LINE_CHARS`) and only regular
+files are read, so no input can make reading run away.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
+import os
 import re
+import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
 
 from mna.errors import NetlistError
-from mna.netlist.model import SourceLocation, Word
+from mna.netlist.model import SourceLocation
 
 log = logging.getLogger(__name__)
 
-TokenKind = Literal["braced", "(", ")", "=", ","]
+MAX_FILE_BYTES = 512 * 2**20    # a netlist of a million elements takes ~50 MB
+MAX_LINE_CHARS = 2**20
+NETLIST_SUFFIXES = {".net", ".cir", ".ckt", ".sp", ".spi", ".spice", ".inc", ".lib", ".mod",
+                    ".model", ".sub", ".subckt", ".txt", ".deck", ".include"}
 
-# One match per token, leading blanks included: a word, punctuation, the '{' that opens an
-# expression (its end is found by counting braces) or a stray '}'.
+TokenKind = Literal["word", "braced", "(", ")", "=", ","]
+
+# One match per token, leading blanks included: a word, punctuation, the '{' or "'" that
+# opens an expression (its end is found by scanning) or a stray '}'.
 TOKEN = re.compile(
-    r"\s*(?:(?P<word>(?:==|!=|<=|>=|[^\s(),={}])+)"
+    r"\s*(?:(?P<word>(?:==|!=|<=|>=|[^\s(),={}'])+)"
     r"|(?P<punct>[(),=])"
-    r"|(?P<braced>\{)"
+    r"|(?P<braced>[{'])"
     r"|(?P<stray>\}))"
 )
 INLINE_COMMENT = re.compile(r";|\s\$(\s|$)")
-PLAIN = re.compile(r"[^(){}=,;$]*")  # a line that holds nothing but words
-
-# A netlist's every word and line gets one of these tuples: made by tuple's own constructor
-# from a tuple of the fields, they skip NamedTuple's __new__, a Python function (0.42 ->
-# 0.14 us each)
-_word = functools.partial(tuple.__new__, Word)
-_place = functools.partial(tuple.__new__, SourceLocation)
+STRUCTURED = re.compile(r"[(){}=,;$']")   # a line without these holds words only
 
 
 class Token(NamedTuple):
-    """A token other than a word (words are `Word` tuples) and its place: like a `Word`, a
-    tuple that builds its `SourceLocation` only when asked."""
+    """A token of a line that is more than words: its kind, text and place."""
 
     kind: TokenKind
     text: str
-    column: int
-    line: SourceLocation  # the physical line it stands on
-
-    @property
-    def location(self) -> SourceLocation:
-        return self.line.at_column(self.column)
+    location: SourceLocation
 
 
 class Line(NamedTuple):
-    """A logical line: a physical line and its ``+`` continuations."""
+    """A logical line: a physical line and its ``+`` continuations.
 
-    tokens: tuple[Word | Token, ...]
+    A line that is one physical line of words only has `words` (plain strings, their places
+    found again from the text when needed) and no `tokens`; any other has `tokens`.
+    """
 
-    @property
-    def location(self) -> SourceLocation:
-        return self.tokens[0].location
+    location: SourceLocation
+    words: tuple[str, ...] | None
+    tokens: tuple[Token, ...] = ()
 
 
-_line = functools.partial(tuple.__new__, Line)   # as `_word`: Line((tokens,))
-
-
-@dataclass(frozen=True)
-class Source:
-    """The title line and the logical lines of a netlist, includes spliced in."""
+class Source(NamedTuple):
+    """The title and the logical lines of a netlist (read one at a time), and its path."""
 
     title: str
-    lines: tuple[Line, ...]
+    lines: Iterator[Line]
     path: str
 
 
-def lex(text: str, filename: str = "<string>") -> Source:
-    """Lex netlist `text`; its first line is the title."""
-    return _eager(*lex_lines(text, filename))
-
-
-def read_lines(path: str | Path) -> tuple[str, Iterator[Line], str]:
-    """`lex_lines` of the netlist file at `path`."""
+def read_source(path: str | Path) -> Source:
+    """The netlist file at `path`, its includes spliced in as the lines are read."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise NetlistError(f"cannot read netlist: {exc.strerror}: {path}") from None
-    return lex_lines(text, str(path))
+    text = _read_text(path, None)
+    return lex_text(text, str(path))
 
 
-def lex_lines(text: str, filename: str = "<string>") -> tuple[str, Iterator[Line], str]:
-    """The title, the logical lines one at a time, and the file name.
-
-    The parser reads lines as they come, so that a large netlist's tokens never all exist
-    at once (errors are raised as the lines are reached).
-    """
+def lex_text(text: str, filename: str = "<string>") -> Source:
+    """Netlist `text`; its first line is the title. Lines are lexed as they are read, so
+    that a large netlist's tokens never all exist at once."""
     physical = text.splitlines()
     title = physical[0].strip() if physical else ""
-    return title, _logical_lines(physical, 1, filename, frozenset({_resolved(filename)})), filename
+    reader = _FileLines(physical, filename, quoted=True, open_files=frozenset({_key(filename)}))
+    return Source(title, reader.lines(skip=1), filename)
 
 
-def _eager(title: str, lines: Iterator[Line], filename: str) -> Source:
-    return Source(title, tuple(lines), filename)
+def _key(filename: str) -> str:
+    return filename if filename.startswith("<") else str(Path(filename).resolve())
 
 
-def _resolved(filename: str) -> str:
-    return str(Path(filename).resolve()) if not filename.startswith("<") else filename
-
-
-def _logical_lines(physical: list[str], skip: int, filename: str, open_files: frozenset[str]):
-    """Yield logical lines of `physical` after its first `skip` lines."""
-    pending: list[Word | Token] = []
-    control_start: SourceLocation | None = None
-    for number, raw in enumerate(physical[skip:], start=skip + 1):
-        stripped = raw.strip()
-        if control_start is not None:
-            if stripped[:5].lower() == ".endc":
-                log.warning("%s: skipped the .control ... .endc block", control_start)
-                control_start = None
-            continue
-        if not stripped or stripped[0] == "*":
-            continue
-        location = _place((filename, number, raw.index(stripped[0]) + 1, raw))
-        # only dot cards need a look at their first word
-        first = stripped.split(None, 1)[0].lower() if stripped[0] == "." else ""
-        if first.startswith(".control"):
-            control_start = location
-            continue
-        if stripped[0] == "+":
-            if not pending:
-                raise NetlistError("continuation line '+' with no line to continue", location)
-            pending.extend(_tokens(raw, location, start=raw.index("+") + 1))
-            continue
-        if pending:
-            yield _line((tuple(pending),))
-        pending = _tokens(raw, location, start=location.column - 1)
-        if first in (".include", ".inc"):
-            yield from _included(pending, filename, open_files)
-            pending = []
-        elif first == ".end":
-            pending = []
-            break
-    if control_start is not None:
-        raise NetlistError(".control block has no .endc", control_start)
-    if pending:
-        yield _line((tuple(pending),))
-
-
-def _included(tokens: list[Token], filename: str, open_files: frozenset[str]):
-    if len(tokens) != 2:
-        raise NetlistError("usage: .include path", tokens[0].location)
-    target = tokens[1]
-    name = target.text.strip("'\"")
-    base = Path(filename).parent if not filename.startswith("<") else Path.cwd()
-    path = base / name
-    if _resolved(str(path)) in open_files:
-        raise NetlistError(f"{name} includes itself", target.location)
+def _read_text(path: Path, location: SourceLocation | None, name: str = "") -> str:
+    """The text of the regular file at `path` (included as `name` from `location`, if it
+    is), UTF-8 or else Latin-1, checked for size."""
+    what = f"include {name}" if location is not None else f"read netlist {path}"
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise NetlistError(f"cannot include {name}: {exc.strerror}", target.location) from None
-    yield from _logical_lines(text.splitlines(), 0, str(path), open_files | {_resolved(str(path))})
+        with open(path, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                raise NetlistError(f"cannot {what}: not a regular file", location)
+            if status.st_size > MAX_FILE_BYTES:
+                raise NetlistError(f"cannot {what}: {status.st_size} bytes, more than the "
+                                   f"limit of {MAX_FILE_BYTES}", location)
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        reason = f"{error.strerror}: {path}" if location is None else error.strerror
+        raise NetlistError(f"cannot {what}: {reason}", location) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise NetlistError(f"cannot {what}: more than {MAX_FILE_BYTES} bytes", location)
+    if b"\0" in data:
+        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        raise NetlistError(f"{path}:{line}: a NUL byte: this is not a text netlist", location)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        log.warning("%s:%d:%d: not UTF-8 (byte 0x%02x); the file is read as Latin-1",
+                    path, line, column, data[error.start])
+        return data.decode("latin-1")
 
 
-def _tokens(raw: str, line: SourceLocation, start: int) -> list[Word | Token]:
-    if PLAIN.fullmatch(raw, start):
-        # most lines (``R1 a b 1k``) are words only: split them (twice as fast as a match
-        # object per word) and find each word's column
-        words: list[Word | Token] = []
-        position = start
-        for text in raw[start:].split():
-            position = raw.index(text, position)
-            words.append(_word((text, position + 1, line)))
-            position += len(text)
-        return words
+class _FileLines:
+    """The logical lines of one file's physical lines (includes read as they come)."""
+
+    def __init__(self, physical: list[str], filename: str, quoted: bool,
+                 open_files: frozenset[str]):
+        self.physical = physical
+        self.filename = filename
+        self.quoted = quoted
+        self.open_files = open_files
+
+    def lines(self, skip: int = 0, section: str | None = None) -> Iterator[Line]:
+        """The logical lines after the first `skip` physical ones; with `section`, only those
+        of ``.lib section`` ... ``.endl``."""
+        pending: list[tuple[str, SourceLocation, int]] = []   # (raw, place, start column)
+        skipping: tuple[str, SourceLocation] | None = None    # a .control or unused .lib block
+        inside = section is None
+        for number, raw in enumerate(self.physical[skip:], start=skip + 1):
+            stripped = raw.strip()
+            if not stripped or stripped[0] == "*":
+                continue
+            if len(raw) > MAX_LINE_CHARS:
+                raise NetlistError(f"line of {len(raw)} characters (the limit is "
+                                   f"{MAX_LINE_CHARS})", self._place(number, raw, 1))
+            first = stripped.split(None, 1)[0].lower() if stripped[0] == "." else ""
+            if skipping is not None:
+                if first == (".endc" if skipping[0] == "control" else ".endl"):
+                    if skipping[0] == "control":
+                        log.warning("%s: skipped the .control ... .endc block", skipping[1])
+                    skipping = None
+                continue
+            location = self._place(number, raw, len(raw) - len(raw.lstrip()) + 1)
+            if stripped[0] == "+":
+                if not pending:
+                    raise NetlistError("continuation line '+' with no line to continue",
+                                       location)
+                pending.append((raw, location, raw.index("+") + 1))
+                continue
+            if pending:
+                yield _logical(pending)
+                pending = []
+            if first.startswith(".control"):
+                skipping = ("control", location)
+            elif first == ".lib" and len(stripped.split()) == 2:   # a section's start
+                if not inside and stripped.split()[1].lower() == section:
+                    inside = True
+                else:   # another section, or a definition in a file read whole
+                    skipping = ("lib", location)
+            elif first == ".endl":
+                if section is not None and inside:
+                    return
+            elif not inside:
+                continue
+            elif first in (".include", ".inc", ".lib"):
+                yield from self._included(raw, location, first == ".lib")
+            elif first == ".end":
+                break
+            else:
+                pending = [(raw, location, location.column - 1)]
+        if skipping is not None and skipping[0] == "control":
+            raise NetlistError(".control block has no .endc", skipping[1])
+        if section is not None and not inside:
+            raise NetlistError(f"no section '.lib {section}' in {self.filename}",
+                               self._place(1, self.physical[0] if self.physical else "", 1))
+        if pending:
+            yield _logical(pending)
+
+    def _place(self, number: int, raw: str, column: int) -> SourceLocation:
+        return SourceLocation(self.filename, number, column, raw, self.quoted)
+
+    def _included(self, raw: str, location: SourceLocation, library: bool) -> Iterator[Line]:
+        usage = ".lib path section" if library else ".include path"
+        arguments = _tokens(raw, location, location.column - 1)[1:]
+        if len(arguments) != (2 if library else 1):
+            raise NetlistError(f"usage: {usage}", location)
+        target = arguments[0]
+        name = target.text.strip("'\"")
+        base = Path(self.filename).parent if not self.filename.startswith("<") else Path.cwd()
+        path = base / name
+        key = _key(str(path))
+        if key in self.open_files:
+            raise NetlistError(f"{name} includes itself", target.location)
+        text = _read_text(path, target.location, name)
+        quoted = path.suffix.lower() in NETLIST_SUFFIXES
+        reader = _FileLines(text.splitlines(), str(path), quoted, self.open_files | {key})
+        section = arguments[1].text.lower() if library else None
+        yield from reader.lines(section=section)
+
+
+def _logical(parts: list[tuple[str, SourceLocation, int]]) -> Line:
+    """A logical line from its physical parts: (raw text, place, column where it starts)."""
+    raw, location, start = parts[0]
+    if len(parts) == 1 and not STRUCTURED.search(raw, start):
+        return Line(location, tuple(raw.split()))
+    tokens: list[Token] = []
+    for raw, place, begin in parts:
+        tokens.extend(_tokens(raw, place, begin))
+    if not tokens:
+        raise NetlistError("an empty line", location)
+    return Line(tokens[0].location, None, tuple(tokens))
+
+
+def _tokens(raw: str, line: SourceLocation, start: int) -> list[Token]:
     comment = INLINE_COMMENT.search(raw, start)
     end = comment.start() if comment else len(raw)
-    tokens: list[Word | Token] = []
+    tokens: list[Token] = []
     position = start
     while position < end:
         match = TOKEN.match(raw, position, end)
@@ -184,26 +231,36 @@ def _tokens(raw: str, line: SourceLocation, start: int) -> list[Word | Token]:
             break
         kind = match.lastgroup
         begin = match.start(kind)
+        here = line.at_column(begin + 1)
         if kind == "word":
-            tokens.append(Word(match[kind], begin + 1, line))
+            tokens.append(Token("word", match[kind], here))
         elif kind == "punct":
-            tokens.append(Token(match[kind], match[kind], begin + 1, line))  # type: ignore[arg-type]
+            tokens.append(Token(match[kind], match[kind], here))  # type: ignore[arg-type]
         elif kind == "braced":
-            here = line.at_column(begin + 1)
-            close = _closing_brace(raw, begin, end, here)
-            tokens.append(Token("braced", raw[begin + 1 : close], begin + 1, line))
+            close = _closing(raw, begin, end, here)
+            tokens.append(Token("braced", raw[begin + 1 : close], here))
             position = close + 1
             continue
         else:
-            raise NetlistError(f"unexpected character {raw[begin]!r}", line.at_column(begin + 1))
+            raise NetlistError(f"unexpected character {raw[begin]!r}", here)
         position = match.end()
     return tokens
 
 
-def _closing_brace(raw: str, position: int, end: int, here: SourceLocation) -> int:
+def _closing(raw: str, position: int, end: int, here: SourceLocation) -> int:
+    """The index of what closes the '{' (counting nested braces) or the "'" at `position`."""
+    if raw[position] == "'":
+        close = raw.find("'", position + 1, end)
+        if close < 0:
+            raise NetlistError("quote ' has no closing quote", here)
+        return close
     depth = 0
     for index in range(position, end):
-        depth += {"{": 1, "}": -1}.get(raw[index], 0)
-        if depth == 0:
-            return index
+        character = raw[index]
+        if character == "{":
+            depth += 1
+        elif character == "}":
+            depth -= 1
+            if depth == 0:
+                return index
     raise NetlistError("'{' has no matching '}'", here)

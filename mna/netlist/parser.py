@@ -1,141 +1,165 @@
-"""Tokens to cards: each logical line becomes a head and its fields (words, calls, assignments)."""
+"""Tokens to cards: each logical line becomes a head, its positional fields (words, braced
+expressions, calls) and its ``key=value`` options.
+
+Where SPICE lets an expression stand without braces, the parser joins its tokens into one
+`Braced`: the values of ``.param``, the condition of ``.if``/``.elseif``, and the ``V=``/``I=``
+expression of a behavioural source, which takes the rest of the line.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterable
 from pathlib import Path
 
 from mna.errors import NetlistError
-from mna.netlist import collector_paused
-from mna.netlist.lexer import Line, Token, lex_lines, read_lines
-from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, Word
+from mna.netlist.lexer import Line, Source, Token, lex_text, read_source
+from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, SourceLocation
+
+CONDITIONS = (".if", ".elseif")
 
 
 def parse_file(path: str | Path) -> Netlist:
     """Parse the netlist file at `path` (includes spliced in, nothing evaluated)."""
-    return _parse(*read_lines(path))
+    return _parse(read_source(path))
 
 
 def parse_text(text: str, filename: str = "<string>") -> Netlist:
     """Parse netlist `text`; its first line is the title."""
-    return _parse(*lex_lines(text, filename))
+    return _parse(lex_text(text, filename))
 
 
-def _parse(title: str, lines: Iterable[Line], path: str) -> Netlist:
-    with collector_paused():
-        return Netlist(title, tuple(_card(line) for line in lines), path)
+def _parse(source: Source) -> Netlist:
+    return Netlist(source.title, tuple(map(parse_line, source.lines)), source.path)
 
 
-# as the lexer's `_word`: a Card from a tuple of its fields, without NamedTuple's __new__
-_card_of = functools.partial(tuple.__new__, Card)
-
-
-def _card(line: Line) -> Card:
-    head, rest = line.tokens[0], line.tokens[1:]
+def parse_line(line: Line) -> Card:
+    """The card of one logical line."""
+    if line.words is not None:
+        return Card(line.words[0], line.words[1:], (), line.location)
+    head, *rest = line.tokens
     if head.kind != "word":
         raise NetlistError("a line must start with an element name or a dot card", head.location)
-    location = head.location
-    if Token not in map(type, rest):
-        # most element lines are words only (``R1 a b 1k``): their tokens are the fields
-        fields = rest
+    key = head.text.lower()
+    cursor = _Cursor(rest)
+    if key in CONDITIONS:
+        if not rest:
+            raise NetlistError(f"usage: {key} (condition)", head.location.shifted(len(key) + 1))
+        items = [(_joined(rest), _expression_place(rest[0]))]
     else:
-        fields = tuple(_fields(_Cursor(rest), joins_expressions=head.text.lower() == ".param"))
-    return _card_of((head, fields, location))
+        joins = "param" if key == ".param" else "rest" if key[0] == "b" else None
+        items = _fields(cursor, joins=joins)
+    positional = tuple(item for item in items if not isinstance(item[0], Assign))
+    options = tuple(item[0] for item in items if isinstance(item[0], Assign))
+    return Card(head.text, tuple(f for f, _ in positional), options, head.location,
+                tuple(place for _, place in positional))
 
 
 class _Cursor:
-    def __init__(self, tokens: tuple[Word | Token, ...]):
+    def __init__(self, tokens: list[Token]):
         self.tokens = tokens
         self.index = 0
 
-    def peek(self, ahead: int = 0) -> Word | Token | None:
+    def peek(self, ahead: int = 0) -> Token | None:
         index = self.index + ahead
         return self.tokens[index] if index < len(self.tokens) else None
 
-    def take(self) -> Word | Token:
+    def take(self) -> Token:
         token = self.tokens[self.index]
         self.index += 1
         return token
 
+    def rest(self) -> list[Token]:
+        tokens, self.index = self.tokens[self.index:], len(self.tokens)
+        return tokens
+
 
 def _fields(cursor: _Cursor, opening: Token | None = None,
-            joins_expressions: bool = False) -> list[Field]:
-    """Fields up to the end of the line, or up to the ')' that closes `opening`."""
-    inside_call = opening is not None
-    fields: list[Field] = []
+            joins: str | None = None) -> list[tuple[Field, SourceLocation]]:
+    """Fields and their places up to the end of the line, or up to the ')' that closes
+    `opening`. `joins`: how an unbraced value after '=' reads ('param': up to the next
+    ``name=``; 'rest': the rest of the line)."""
+    fields: list[tuple[Field, SourceLocation]] = []
     while (token := cursor.peek()) is not None:
         if token.kind == ")":
-            if inside_call:
+            if opening is not None:
                 return fields
             raise NetlistError("')' has no matching '('", token.location)
         if token.kind == ",":
             cursor.take()
-            if fields and isinstance(fields[-1], Assign) and cursor.peek() is not None:
-                last = fields[-1]
-                fields[-1] = Assign(last.key, last.values + (_atom(cursor),), last.location)
+            if fields and isinstance(fields[-1][0], Assign) and cursor.peek() is not None:
+                last, place = fields[-1]
+                value, where = _atom(cursor)
+                fields[-1] = (Assign(last.key, (*last.values, value), last.location,
+                                     (*last.places, where)), place)
             continue
         if token.kind == "=":
             raise NetlistError("'=' has no name before it", token.location)
-        atom = _atom(cursor)
+        atom, place = _atom(cursor)
         equals = cursor.peek()
         if equals is not None and equals.kind == "=":
             cursor.take()
-            fields.append(_assign(atom, cursor, equals, joins_expressions))
+            fields.append((_assign(atom, place, cursor, equals, joins), place))
         else:
-            fields.append(atom)
+            fields.append((atom, place))
     if opening is not None:
         raise NetlistError("'(' has no matching ')'", opening.location)
     return fields
 
 
-def _assign(key: Field, cursor: _Cursor, equals: Token, joins_expressions: bool) -> Assign:
-    if not isinstance(key, (Word, Call)):
+def _assign(key: Field, place: SourceLocation, cursor: _Cursor, equals: Token,
+            joins: str | None) -> Assign:
+    if not isinstance(key, (str, Call)):
         raise NetlistError("expected a name before '='", equals.location)
-    if cursor.peek() is None or cursor.peek().kind in (")", ",", "="):
-        raise NetlistError(f"'{_text(key)}=' has no value", equals.location)
-    if joins_expressions:
-        return Assign(key, (_joined_expression(cursor),), key.location)
-    return Assign(key, (_atom(cursor),), key.location)
+    following = cursor.peek()
+    if following is None or following.kind in (")", ",", "="):
+        name = key if isinstance(key, str) else key.name
+        raise NetlistError(f"'{name}=' has no value", equals.location)
+    if joins == "rest" and isinstance(key, str) and key.lower() in ("v", "i"):
+        tokens = cursor.rest()
+        return Assign(key, (_joined(tokens),), place, (_expression_place(tokens[0]),))
+    if joins == "param":
+        tokens = []
+        while (token := cursor.peek()) is not None:
+            following = cursor.peek(1)
+            if tokens and token.kind == "word" and following is not None and following.kind == "=":
+                break
+            tokens.append(cursor.take())
+        return Assign(key, (_joined(tokens),), place, (_expression_place(tokens[0]),))
+    value, where = _atom(cursor)
+    return Assign(key, (value,), place, (where,))
 
 
-def _joined_expression(cursor: _Cursor) -> Braced:
-    """``.param a = 2 * b`` may spread an expression over tokens: join up to the next ``name=``."""
-    start = cursor.peek()
-    parts: list[str] = []
-    while (token := cursor.peek()) is not None:
-        following = cursor.peek(1)
-        if parts and token.kind == "word" and following is not None and following.kind == "=":
-            break
-        cursor.take()
-        parts.append(f"({token.text})" if token.kind == "braced" else token.text)
-    if len(parts) == 1 and start.kind == "braced":  # keep columns: no added parentheses
-        return Braced(start.text, start.location)
-    return Braced(" ".join(parts), start.location)
-
-
-def _atom(cursor: _Cursor) -> Field:
+def _atom(cursor: _Cursor) -> tuple[Field, SourceLocation]:
     token = cursor.take()
     if token.kind == "braced":
-        return Braced(token.text, token.location)
+        return Braced(token.text, _expression_place(token)), token.location
     if token.kind != "word":
         raise NetlistError(f"unexpected '{token.text}'", token.location)
     following = cursor.peek()
     if following is not None and following.kind == "(":
-        args = _fields(cursor, opening=cursor.take())
+        items = _fields(cursor, opening=cursor.take())
         cursor.take()
-        return Call(token, tuple(args), token.location)
-    return token
+        args = tuple(item for item, _ in items)
+        return Call(token.text, args, token.location, tuple(p for _, p in items)), token.location
+    return token.text, token.location
 
 
-def _text(field: Field) -> str:
-    if isinstance(field, Word):
-        return field.text
-    if isinstance(field, Braced):
-        return "{" + field.text + "}"
-    if isinstance(field, Call):
-        return f"{field.name.text}({' '.join(_text(a) for a in field.args)})"
-    return f"{_text(field.key)}={','.join(_text(v) for v in field.values)}"
+def _expression_place(token: Token) -> SourceLocation:
+    """Where the expression text of `token` starts (after the '{' or quote that opens it)."""
+    return token.location.shifted(1) if token.kind == "braced" else token.location
 
 
-field_text = _text
+def _joined(tokens: list[Token]) -> Braced:
+    """An expression spread over tokens, as one text: the line's own text where it stands on
+    one line and holds no braces (so that a column in it is a column of the line), else the
+    tokens joined by blanks, braced ones in parentheses."""
+    first, last = tokens[0], tokens[-1]
+    one_line = all(t.location.line == first.location.line and t.location.file ==
+                   first.location.file for t in tokens)
+    if len(tokens) == 1 and first.kind == "braced":
+        return Braced(first.text, _expression_place(first))
+    if one_line and all(t.kind != "braced" for t in tokens):
+        text = first.location.text[first.location.column - 1:
+                                   last.location.column - 1 + len(last.text)]
+        return Braced(text, first.location)
+    text = " ".join(f"({t.text})" if t.kind == "braced" else t.text for t in tokens)
+    return Braced(text, first.location)

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import mna
-from mna.expr import parameter
 
 NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
 RTOL = 1e-9
@@ -28,9 +27,7 @@ def parameters(circuit: mna.Circuit) -> dict[str, float]:
     """The circuit's top-level parameters as numbers (they are kept in dependency order)."""
     values: dict[str, float] = {}
     for name, value in circuit.parameters.items():
-        if not isinstance(value, float):
-            value = float(value.xreplace({parameter(k): v for k, v in values.items()}))
-        values[name] = value
+        values[name] = value if isinstance(value, float) else value.evaluate(values)
     return values
 
 

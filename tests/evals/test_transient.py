@@ -17,7 +17,8 @@ import pytest
 import scipy.linalg
 
 import mna
-from mna.analysis.transient import Transient, TransientResult
+from mna.analysis.transient import TransientResult
+from mna.netlist.requests import Transient
 
 NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
 # test-only netlists live in tests/data: netlists/ holds the documented examples, each with
@@ -26,7 +27,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def transient(circuit, index: int = 0) -> TransientResult:
-    return [a for a in circuit.analyses if isinstance(a, Transient)][index].run(circuit)
+    return mna.perform([a for a in circuit.analyses if isinstance(a, Transient)][index], circuit)
 
 
 def without(text: str, *cards: str) -> str:

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 import mna
-from mna.results import TableResult, split_complex, write_results
+from mna.results import TableResult, split_complex
+from mna.writers import write_results
 
 DECK = """rlc with every analysis
 .param r=100

@@ -1,6 +1,6 @@
 """Start-up stays light: sympy and pandas load only when a netlist or a result needs them
-(importing each takes a third of a second, most of a small run's wall time); CSV files are
-written without pandas."""
+(importing each takes a third of a second, most of a small run's wall time); expressions are
+evaluated without sympy, and CSV files are written without pandas."""
 
 import subprocess
 import sys
@@ -27,7 +27,12 @@ def test_writing_csv_files_needs_no_pandas(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.csv")) == ["op.csv", "tran.csv"]
 
 
-def test_expressions_and_tables_load_them_when_needed():
-    netlist = PLAIN.replace("1k", "{2*500}")
+def test_expressions_need_no_sympy():
+    netlist = PLAIN.replace("1k", "{2*r}").replace("rc\n", "rc\n.param r=500\n")
+    assert modules_loaded(f"import mna\nmna.run(mna.read_string({netlist!r}))") == set()
+
+
+def test_behavioural_sources_and_tables_load_them_when_needed():
+    netlist = PLAIN + "B1 b 0 I={V(out)**2}\nR2 b 0 1\n"
     code = f"import mna\nresults = mna.run(mna.read_string({netlist!r}))\nresults[0].to_dataframe()"
     assert modules_loaded(code) == {"sympy", "pandas"}

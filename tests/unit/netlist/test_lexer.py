@@ -8,15 +8,20 @@ import pytest
 
 import mna
 from mna.errors import NetlistError
-from mna.netlist.lexer import lex
+from mna.netlist.model import field_text
+from mna.netlist.parser import parse_text
 
 
 def words(text: str) -> list[list[str]]:
-    return [[t.text for t in line.tokens] for line in lex(text).lines]
+    return [[card.head, *map(field_text, card.fields)] for card in parse_text(text).cards]
+
+
+def lex(text: str):
+    return parse_text(text)
 
 
 def test_first_line_is_the_title_whatever_it_holds():
-    source = lex("R1 a 0 1k looks like an element\nR2 a 0 2\n")
+    source = parse_text("R1 a 0 1k looks like an element\nR2 a 0 2\n")
     assert source.title == "R1 a 0 1k looks like an element"
     assert words("R1 a 0 1k\nR2 a 0 2\n") == [["R2", "a", "0", "2"]]
 
@@ -37,9 +42,9 @@ def test_continuation_lines_join_the_previous_line():
 
 
 def test_continuation_tokens_keep_their_own_line_and_column():
-    (line, _) = lex("t\nR1 a 0\n+   4k7\nC1 a 0 1\n").lines
-    value = line.tokens[-1]
-    assert (value.text, value.location.line, value.location.column) == ("4k7", 3, 5)
+    (card, _) = parse_text("t\nR1 a 0\n+   4k7\nC1 a 0 1\n").cards
+    place = card.place(2)
+    assert (card.fields[2], place.line, place.column) == ("4k7", 3, 5)
 
 
 def test_continuation_without_a_line_is_an_error():
@@ -53,11 +58,17 @@ def test_end_stops_reading():
     assert words("t\nR1 a 0 1\n.END\nR2 x\n") == [["R1", "a", "0", "1"]]
 
 
-def test_token_columns():
-    (line,) = lex("t\n  R1 in out {2*r}\n").lines
-    assert [(t.text, t.location.column) for t in line.tokens] == [
-        ("R1", 3), ("in", 6), ("out", 9), ("2*r", 13)]
-    assert line.tokens[-1].kind == "braced"
+def test_field_columns():
+    (card,) = parse_text("t\n  R1 in out {2*r}\n").cards
+    assert card.location.column == 3
+    assert [(field_text(f), card.place(i).column) for i, f in enumerate(card.fields)] == [
+        ("in", 6), ("out", 9), ("{2*r}", 13)]
+    assert card.fields[-1].location.column == 14   # where the expression's text starts
+
+
+def test_columns_of_a_words_only_line_are_found_again():
+    (card,) = parse_text("t\n\tR7  a\t b   1k ; comment\n").cards
+    assert [card.place(i).column for i in range(3)] == [6, 9, 13]
 
 
 def test_unbalanced_braces():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mna.errors import NetlistError
-from mna.netlist.model import Assign, Braced, Call, Word
-from mna.netlist.parser import field_text, parse_text
+from mna.netlist.model import Assign, Braced, Call, field_text
+from mna.netlist.parser import parse_text
 
 
 def card(text: str):
@@ -16,19 +16,21 @@ def card(text: str):
 
 def test_element_fields_in_order():
     c = card("V1 a 0 DC 5 AC 1 90 PULSE(0 1 2n) ; comment")
-    assert c.head.text == "V1" and not c.is_dot
+    assert c.head == "V1" and not c.is_dot
     kinds = [type(f) for f in c.fields]
-    assert kinds == [Word, Word, Word, Word, Word, Word, Word, Call]
+    assert kinds == [str, str, str, str, str, str, str, Call]
     pulse = c.fields[-1]
-    assert pulse.name.text == "PULSE"
-    assert [a.text for a in pulse.args] == ["0", "1", "2n"]
+    assert pulse.name == "PULSE"
+    assert list(pulse.args) == ["0", "1", "2n"]
     assert (pulse.location.line, pulse.location.column) == (2, 21)
+    assert [p.column for p in pulse.places] == [27, 29, 31]
 
 
 def test_keyword_values_and_probes():
     c = card(".ic V(a)=1 I(L1)={2*x}")
-    assert c.is_dot and c.head.key == ".ic"
-    first, second = c.fields
+    assert c.is_dot and c.key == ".ic"
+    assert not c.fields
+    first, second = c.options
     assert isinstance(first, Assign) and isinstance(first.key, Call)
     assert field_text(first) == "V(a)=1"
     assert isinstance(second.values[0], Braced) and second.values[0].text == "2*x"
@@ -37,19 +39,34 @@ def test_keyword_values_and_probes():
 def test_model_parameter_list():
     c = card(".model dm D(IS=1e-14 N=1.5)")
     name, call = c.fields
-    assert name.text == "dm"
+    assert name == "dm"
     assert [field_text(a) for a in call.args] == ["IS=1e-14", "N=1.5"]
 
 
 def test_param_joins_spaced_expressions_up_to_the_next_name():
     c = card(".param a = 2 * b c={3} d=4")
-    assert [(f.key.text, f.values[0].text) for f in c.fields] == [
+    assert [(f.key, f.values[0].text) for f in c.options] == [
         ("a", "2 * b"), ("c", "3"), ("d", "4")]
+    assert c.options[0].values[0].location.column == 12
 
 
 def test_comma_separated_values():
     c = card(".options key=1,2")
-    assert [v.text for v in c.fields[0].values] == ["1", "2"]
+    assert list(c.options[0].values) == ["1", "2"]
+
+
+def test_behavioural_expression_takes_the_rest_of_the_line():
+    c = card("B1 99 0 V=.5*V(3)+.5*V(4) ; comment")
+    (assign,) = c.options
+    assert isinstance(assign.values[0], Braced)
+    assert assign.values[0].text == ".5*V(3)+.5*V(4)"
+    assert assign.values[0].location.column == 11
+
+
+def test_quoted_expression_is_an_expression():
+    c = card("R1 a b r='2 * (x + 1)'")
+    assert c.options[0].values[0] == Braced("2 * (x + 1)", c.options[0].values[0].location)
+    assert c.options[0].values[0].location.column == 11
 
 
 @pytest.mark.parametrize(

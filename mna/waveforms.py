@@ -8,14 +8,12 @@ controller can land on them.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from mna.expr import time_symbol
+from mna.expr import Expression
 
 
 @dataclass(frozen=True)
@@ -34,8 +32,9 @@ class Waveform:
         if cls.keyword:
             Waveform.kinds[cls.keyword] = cls
 
-    def resolve(self, evaluate: Callable) -> Waveform:
-        return type(self)(tuple(evaluate(a) for a in self.args))
+    def resolve(self, backend) -> Waveform:
+        """The waveform with its arguments as numbers (`backend.evaluate` gives a value's)."""
+        return type(self)(tuple(backend.evaluate(a) for a in self.args))
 
     def values(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
         raise NotImplementedError
@@ -181,25 +180,17 @@ class PiecewiseLinear(Waveform):
 
 @dataclass(frozen=True)
 class TimeExpression(Waveform):
-    """``{expr}`` of ``time`` and parameters, compiled once with numpy."""
+    """``{expr}`` of ``time`` and parameters."""
 
-    def resolve(self, evaluate):
+    def resolve(self, backend):
+        """Parameters put in (`backend.values`); `time` stays."""
         (expression,) = self.args
-        # parameters become numbers one by one; `time` stays a symbol
-        values = {symbol: evaluate(symbol) for symbol in expression.free_symbols
-                  if symbol != time_symbol()}
-        return TimeExpression((expression.xreplace(values),))
+        return TimeExpression((expression.substitute(backend.values),))
 
     def values(self, t, tstep, tstop):
         (expression,) = self.args
-        function = _compiled(expression)
-        return np.broadcast_to(np.asarray(function(t), float), np.shape(t)).copy()
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(expression):
-    """``expression`` of ``time`` as a numpy function, compiled once (a step controller
-    evaluates it at every step)."""
-    import sympy
-
-    return sympy.lambdify(time_symbol(), expression, "numpy")
+        if not isinstance(expression, Expression):
+            return np.full(np.shape(t), float(expression))
+        times = np.asarray(t, float)
+        return np.array([expression.evaluate({}, time) for time in times.ravel()]).reshape(
+            times.shape)

@@ -1,0 +1,288 @@
+"""What a netlist asks for: the analysis cards (``.op .dc .ac .tran .ss``) and the sweeps of
+``.dc`` and ``.step``, read into plain requests.
+
+Reading a request evaluates nothing that a parameter could change and runs nothing: each
+request class names the function that performs it (`runner`, a ``module:function`` path that
+`mna.analysis.perform` imports on first use, so a netlist loads only its own analyses).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from mna.errors import NetlistError
+from mna.expr import Value
+from mna.netlist.fields import FieldReader, OutputName, output_name
+from mna.netlist.model import Call, SourceLocation
+
+if TYPE_CHECKING:
+    from mna.circuit import Circuit
+
+
+class Request:
+    """An analysis card, read; `runner` performs it (``module:function``)."""
+
+    card: ClassVar[str] = ""
+    usage: ClassVar[str] = ""
+    runner: ClassVar[str] = ""
+    registry: ClassVar[dict[str, type[Request]]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("card"):
+            Request.registry[cls.card] = cls
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Request:
+        raise NotImplementedError
+
+    def check(self, circuit: Circuit) -> None:
+        """Refuse, located, what the elaborated circuit cannot serve."""
+
+
+def check_count(count: float, what: str, circuit: Circuit, location: SourceLocation | None):
+    """Refuse a table of more rows than ``.options maxpoints`` before anything is made."""
+    limit = circuit.options.maxpoints
+    if not count <= limit:
+        raise NetlistError(f"{what} asks for {count:.4g} points, more than maxpoints={limit} "
+                           "(raise it with .options maxpoints=N)", location)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A swept variable of ``.dc`` or ``.step``: an independent source's DC value or a
+    top-level parameter, over ``start, start+step, ... stop`` or a list of values."""
+
+    name: str                   # the source's name in scope, or the parameter's key
+    label: str                  # as written: the column name
+    is_parameter: bool
+    location: SourceLocation
+    limits: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    listed: tuple[float, ...] | None = None
+
+    @classmethod
+    def read(cls, reader: FieldReader, is_parameter: bool) -> Sweep:
+        """``NAME start stop step`` or ``NAME list v1 v2 ...`` from `reader`."""
+        name = reader.word("parameter name" if is_parameter else "source name")
+        location = reader.place()
+        key = name.lower() if is_parameter else reader.scope.name(name)
+        if reader.keyword("list"):
+            values = [reader.value("value")]
+            while reader.remaining():
+                values.append(reader.value("value"))
+            return cls(key, name, is_parameter, location,
+                       listed=tuple(_number(reader, v, location) for v in values))
+        start, stop, step = (_number(reader, reader.value(what), location)
+                             for what in ("start", "stop", "step"))
+        if step == 0 or (stop - start) * step < 0:
+            reader.fail(f"step {step:g} does not lead from {start:g} to {stop:g}", location)
+        return cls(key, name, is_parameter, location, limits=(start, stop, step))
+
+    @property
+    def count(self) -> float:
+        if self.listed is not None:
+            return len(self.listed)
+        start, stop, step = self.limits
+        return math.floor((stop - start) / step * (1 + 1e-12) + 1e-9) + 1
+
+    def values(self) -> tuple[float, ...]:
+        """The values, as SPICE counts them: ``stop`` included."""
+        if self.listed is not None:
+            return self.listed
+        start, _, step = self.limits
+        return tuple(start + step * k for k in range(int(self.count)))
+
+    def check(self, circuit: Circuit) -> None:
+        if self.is_parameter:
+            if self.name not in circuit.parameters:
+                raise NetlistError(f"undefined parameter '{self.label}'", self.location)
+        else:
+            circuit.source(self.name, self.location)
+
+    def column(self, circuit: Circuit) -> str:
+        return self.label if self.is_parameter else circuit.elements_by_key[
+            self.name.lower()].name
+
+    def unit(self, circuit: Circuit) -> str:
+        if self.is_parameter:
+            return ""
+        return circuit.source(self.name, self.location).input_unit(circuit.domain_of)
+
+
+def _number(reader: FieldReader, value: Value, location: SourceLocation) -> float:
+    if not isinstance(value, float):
+        reader.fail("sweep values must be numbers", location)
+    return value
+
+
+def read_step(reader: FieldReader) -> Sweep:
+    """``.step param NAME start stop step | .step param NAME list v1 v2 ...``."""
+    if reader.keyword("param") is None:
+        reader.fail(".step takes 'param' first", usage=True)
+    sweep = Sweep.read(reader, is_parameter=True)
+    reader.done()
+    reader.no_more_options()
+    return sweep
+
+
+STEP_USAGE = ".step param NAME start stop step | .step param NAME list v1 v2 ..."
+
+
+@dataclass(frozen=True)
+class OperatingPoint(Request):
+    card = ".op"
+    usage = ".op"
+    runner = "mna.analysis.op:operating_point"
+
+    @classmethod
+    def from_fields(cls, reader):
+        reader.done()
+        reader.no_more_options()
+        return cls()
+
+
+@dataclass(frozen=True)
+class DcSweep(Request):
+    card = ".dc"
+    usage = ".dc SRC start stop step [SRC2 start2 stop2 step2] | .dc param NAME start stop step"
+    runner = "mna.analysis.dc:dc_sweep"
+
+    sweeps: tuple[Sweep, ...]
+
+    @classmethod
+    def from_fields(cls, reader):
+        sweeps = []
+        while reader.peek() is not None or not sweeps:
+            is_parameter = reader.keyword("param") is not None
+            sweeps.append(Sweep.read(reader, is_parameter))
+        if len(sweeps) > 2:
+            reader.fail(".dc sweeps at most two variables", usage=True)
+        reader.no_more_options()
+        return cls(tuple(sweeps))
+
+    def check(self, circuit):
+        for sweep in self.sweeps:
+            sweep.check(circuit)
+        check_count(math.prod(s.count for s in self.sweeps), ".dc", circuit,
+                    self.sweeps[0].location)
+
+
+AC_SWEEPS = ("dec", "oct", "lin")
+
+
+@dataclass(frozen=True)
+class AcSweep(Request):
+    card = ".ac"
+    usage = ".ac dec|oct|lin points fstart fstop"
+    runner = "mna.analysis.ac:ac_sweep"
+
+    sweep: str
+    points: int
+    start: float
+    stop: float
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, reader):
+        sweep = reader.keyword(*AC_SWEEPS)
+        if sweep is None:
+            reader.fail("expected dec, oct or lin",
+                        reader.place(reader.index) if reader.remaining() else None, usage=True)
+        values = [reader.value(what) for what in ("number of points", "fstart", "fstop")]
+        reader.done()
+        reader.no_more_options()
+        if not all(isinstance(v, float) for v in values):
+            reader.fail(".ac limits must be numbers", usage=True)
+        points, start, stop = values
+        if points < 1 or points != int(points):
+            reader.fail(f"the number of points must be a positive integer, got {points:g}")
+        if sweep != "lin" and not 0 < start <= stop:
+            reader.fail(f"a {sweep} sweep needs 0 < fstart <= fstop, got {start:g} and {stop:g}")
+        if sweep == "lin" and not 0 <= start <= stop:
+            reader.fail(f"a lin sweep needs 0 <= fstart <= fstop, got {start:g} and {stop:g}")
+        return cls(sweep, int(points), start, stop, reader.location)
+
+    @property
+    def count(self) -> float:
+        if self.sweep == "lin":
+            return self.points
+        base = 10.0 if self.sweep == "dec" else 2.0
+        return math.floor(self.points * math.log(self.stop / self.start) / math.log(base)
+                          + 1e-9) + 1
+
+    def check(self, circuit):
+        check_count(self.count, ".ac", circuit, self.location)
+
+
+@dataclass(frozen=True)
+class Transient(Request):
+    card = ".tran"
+    usage = ".tran tstep tstop [tstart [tmax]] [uic]"
+    runner = "mna.analysis.transient:transient"
+
+    tstep: Value
+    tstop: Value
+    tstart: Value = 0.0
+    tmax: Value | None = None
+    uic: bool = False
+    location: SourceLocation | None = None
+
+    @classmethod
+    def from_fields(cls, reader):
+        values = [reader.value("tstep"), reader.value("tstop")]
+        uic = False
+        while reader.peek() is not None:
+            if reader.keyword("uic"):
+                uic = True
+                break
+            if len(values) == 4:
+                reader.done()
+            values.append(reader.value(("tstart", "tmax")[len(values) - 2]))
+        reader.done()
+        reader.no_more_options()
+        tstart = values[2] if len(values) > 2 else 0.0
+        tmax = values[3] if len(values) > 3 else None
+        return cls(values[0], values[1], tstart, tmax, uic, reader.location)
+
+
+@dataclass(frozen=True)
+class StateSpace(Request):
+    card = ".ss"
+    usage = ".ss in=SRC[,SRC...] out=OUT[,OUT...] [symbolic] [tf]"
+    runner = "mna.analysis.statespace:state_space_of_request"
+
+    inputs: tuple[str, ...] | None = None
+    outputs: tuple[OutputName, ...] | None = None
+    symbolic: bool = False
+    tf: bool = False
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, reader):
+        flags = set()
+        while reader.peek() is not None:
+            word = reader.keyword("symbolic", "tf")
+            if word is None:
+                reader.done()
+            flags.add(word)
+        inputs = outputs = None
+        assign = reader.assigns.pop("in", None)
+        if assign is not None:
+            if not all(isinstance(v, str) for v in assign.values):
+                reader.fail("in= takes source names, e.g. in=V1,I2", assign.location, usage=True)
+            inputs = tuple(reader.scope.name(v) for v in assign.values)
+        assign = reader.assigns.pop("out", None)
+        if assign is not None:
+            if not all(isinstance(v, Call) for v in assign.values):
+                reader.fail("out= takes V(node), V(a,b) or I(element)", assign.location, usage=True)
+            outputs = tuple(output_name(v, reader.scope) for v in assign.values)
+        reader.no_more_options("in=, out=")
+        return cls(inputs, outputs, "symbolic" in flags, "tf" in flags, reader.location)
+
+    def check(self, circuit):
+        for name in self.inputs or ():
+            circuit.source(name, self.location)
+        for output in self.outputs or ():
+            circuit.check_output(output, self.location)
