@@ -11,15 +11,12 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
-import scipy.sparse as sp
-
 from mna.domains import across_unit, through_unit
+from mna.elements.device import Device, Instance
 from mna.errors import NetlistError
 from mna.expr import Expression, Value
 from mna.netlist.fields import GROUND, OutputName
-from mna.nonlinear import NonlinearLoad, NonlinearPart
-from mna.system import DescriptorSystem, InputSignal
+from mna.system import DescriptorSystem, Entries, InputSignal
 
 if TYPE_CHECKING:
     from mna.circuit import Circuit
@@ -127,15 +124,8 @@ class MatrixBuilder:
         self.add(row, a, value)
         self.add(row, b, -value)
 
-    def build(self, shape: tuple[int, int], symbolic: bool):
-        if symbolic:
-            import sympy
-
-            matrix = sympy.zeros(*shape)
-            for row, col, value in zip(self.rows, self.cols, self.values):
-                matrix[row, col] += value
-            return matrix
-        return sp.csc_matrix((np.asarray(self.values, float), (self.rows, self.cols)), shape=shape)
+    def entries(self, shape: tuple[int, int], symbolic: bool) -> Entries:
+        return Entries.of(self.rows, self.cols, self.values, shape, symbolic)
 
 
 class RowBuilder:
@@ -213,7 +203,7 @@ class Stamper:
         self.across_count = numbering.across_count
         self.input_index: dict[int, int] = {}
         self.input_elements: list[Element] = []
-        self.nonlinear_parts: list[NonlinearPart] = []
+        self.instances: dict[type[Device], list[Instance]] = {}
         self.G = MatrixBuilder(self.index_of, self.index_of)
         self.C = MatrixBuilder(self.index_of, self.index_of)
         self.B = MatrixBuilder(self.index_of)
@@ -225,12 +215,14 @@ class Stamper:
         """The key of a node inside `element` (usable wherever a node key is)."""
         return _internal_key(element, suffix)
 
-    def nonlinear(self, part: NonlinearPart) -> None:
-        """Register a nonlinear contribution; symbolic assembly cannot take one."""
+    def device(self, kind: type[Device], name: str, terminals, parameters: dict) -> None:
+        """An instance of nonlinear device `kind` on `terminals` (node keys or unknown
+        numbers); symbolic assembly cannot take one."""
         if isinstance(self.backend, SymbolicBackend):
-            raise NetlistError(f"{part.name}: a nonlinear element has no symbolic model; "
+            raise NetlistError(f"{name}: a nonlinear element has no symbolic model; "
                                "linearise numerically instead")
-        self.nonlinear_parts.append(part)
+        numbers = tuple(-1 if (i := self.index_of(t)) is None else i for t in terminals)
+        self.instances.setdefault(kind, []).append(Instance(name, numbers, parameters))
 
     def output_row(self) -> OutputRow:
         """An empty output row, for an element to write a combination of unknowns into."""
@@ -290,19 +282,20 @@ def assemble(
         for e in s.input_elements
     )
     return DescriptorSystem(
-        G=s.G.build((n, n), symbolic),
-        C=s.C.build((n, n), symbolic),
-        B=s.B.build((n, m), symbolic),
+        g=s.G.entries((n, n), symbolic),
+        c=s.C.entries((n, n), symbolic),
+        b=s.B.entries((n, m), symbolic),
         unknowns=s.unknowns,
         units=s.units,
         inputs=inputs,
         outputs=tuple(circuit.label(o) for o in outputs),
         output_units=tuple(circuit.unit(o) for o in outputs),
-        P=_stack([r.x for r in rows], (len(rows), n), symbolic),
-        Q=_stack([r.dx for r in rows], (len(rows), n), symbolic),
-        R=_stack([r.u for r in rows], (len(rows), m), symbolic),
+        p=_stack([r.x for r in rows], (len(rows), n), symbolic),
+        q=_stack([r.dx for r in rows], (len(rows), n), symbolic),
+        r=_stack([r.u for r in rows], (len(rows), m), symbolic),
         across_count=s.across_count,
-        nonlinear=NonlinearLoad(tuple(s.nonlinear_parts), n),
+        devices=tuple(kind.build(instances) for kind, instances in s.instances.items()),
+        symbolic=symbolic,
     )
 
 
@@ -328,9 +321,9 @@ def _internal_key(element: Element, suffix: str) -> str:
     return f"{element.name.lower()}#{suffix}"
 
 
-def _stack(rows: list[RowBuilder], shape: tuple[int, int], symbolic: bool):
+def _stack(rows: list[RowBuilder], shape: tuple[int, int], symbolic: bool) -> Entries:
     matrix = MatrixBuilder()
     for number, row in enumerate(rows):
         for col, value in zip(row.cols, row.values):
             matrix.add(number, col, value)
-    return matrix.build(shape, symbolic)
+    return matrix.entries(shape, symbolic)

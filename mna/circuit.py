@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from mna.elements.base import Element
     from mna.netlist.requests import Request, Sweep
 
-Method = Literal["be", "trap", "gear2", "fe", "semi"]
-StepControl = Literal["fixed", "adaptive"]
-Linearise = Literal["step", "once"]
+Method = Literal["be", "trap", "gear2", "fe"]
+StepControl = Literal["adaptive", "fixed"]
+Linearise = Literal["newton", "step", "once"]
 Solver = Literal["klu", "superlu"]
 Ordering = Literal["auto", "amd", "dissection"]
 OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepControl),
@@ -51,10 +51,16 @@ class Options:
     reltol: float = 1e-3
     abstol: float = 1e-12
     vntol: float = 1e-6
+    chgtol: float = 1e-14
+    trtol: float = 7.0
     gmin: float = 1e-12
-    maxiter: int = 100
-    stepcontrol: StepControl = "fixed"
-    linearise: Linearise = "step"   # method=semi: Jacobian at every step, or once at t = 0
+    maxiter: int = 100       # Newton iterations of a DC solution (ngspice's itl1)
+    tranmaxiter: int = 10    # Newton iterations of a time step (ngspice's itl4)
+    stepcontrol: StepControl = "adaptive"
+    interp: bool = False     # the transient's table on the tstep grid, not the steps taken
+    linearise: Linearise = "newton"   # a time step: Newton, or one linearised solve (MTT's
+    #                                   semi-implicit steps) with the Jacobian of each step
+    #                                   or of the first
     solver: Solver = "klu"   # sparse LU (SuperLU without pyklu; see linalg.factor)
     ordering: Ordering = "auto"
     maxpoints: int = 10_000_000   # rows of a table an analysis may produce

@@ -1,155 +1,191 @@
-"""`factor`: the one place that factorises a sparse matrix; a failure names unknowns at fault."""
+"""The one place that factorises sparse matrices; a failure names the unknowns at fault.
+
+A `SparseLU` belongs to one sparsity pattern (CSC, row indices sorted in each column): its
+symbolic analysis (the ordering) is made once, and every matrix with that pattern (each
+Newton iteration, each AC frequency, each time-step size) is only factored numerically. The
+backend is KLU (`mna.fast.klu`) where the ``pyklu`` package or a system ``libklu`` is found,
+else scipy's SuperLU; callers never know which ran.
+"""
 
 from __future__ import annotations
 
-import time
+import logging
+from typing import Literal
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from mna import klu
 from mna.errors import SingularSystemError
+from mna.fast import klu
+
+log = logging.getLogger(__name__)
 
 DENSE_DIAGNOSIS_LIMIT = 3000
-ORDER_FILL_MARGIN = 2.0   # a given order's fill may be this times KLU's own (a ladder's: 1.5)
+DISSECTION_MIN = 1000     # unknowns: below, a nested dissection order does not pay
+DISSECTION_FILL = 2.0     # it may fill in this many times AMD's entries (a ladder's: 1.5)
+SOLVERS = ("klu", "superlu")
 
-
-class Factorization:
-    """LU factors of a square sparse matrix; `solve` takes a vector or a matrix of columns.
-    `order` is the elimination order given to the backend (None: the backend's own)."""
-
-    order: np.ndarray | None = None
-
-    def __init__(self, matrix: sp.spmatrix, names: tuple[str, ...]):
-        self.names = names
-        self.matrix = sp.csc_matrix(matrix)
-        try:
-            self._lu = spla.splu(self.matrix)
-        except RuntimeError:
-            raise _singular(self.matrix, names) from None
-
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        dtype = np.result_type(self.matrix.dtype, rhs.dtype)
-        if np.issubdtype(dtype, np.complexfloating) and not np.iscomplexobj(self.matrix):
-            return self._lu.solve(rhs.real) + 1j * self._lu.solve(rhs.imag)
-        solution = self._lu.solve(rhs)
-        if not np.all(np.isfinite(solution)):
-            raise _singular(self.matrix, self.names)
-        return solution
-
-    def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
-        """The solution for one real right-hand side, fast: no finiteness check, and `rhs`
-        itself is overwritten when the backend can (KLU); use the returned array."""
-        return self._lu.solve(rhs)
-
-
-class KluFactorization(Factorization):
-    """The same interface on SuiteSparse KLU (`mna.klu`), with KLU's ordering or `order`."""
-
-    def __init__(self, matrix: sp.spmatrix, names: tuple[str, ...],
-                 order: np.ndarray | None = None):
-        self.names = names
-        self.order = order
-        self.matrix = sp.csc_matrix(matrix, dtype=float)
-        try:
-            self._lu = klu.Klu(self.matrix, order)
-        except klu.SingularMatrix:
-            raise _singular(self.matrix, names) from None
-        self.nonzeros = self._lu.nonzeros
-
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        if np.iscomplexobj(rhs):
-            return self._lu.solve(rhs.real) + 1j * self._lu.solve(rhs.imag)
-        solution = self._lu.solve(rhs)
-        if not np.all(np.isfinite(solution)):
-            raise _singular(self.matrix, self.names)
-        return solution
-
-    def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
-        return self._lu.solve_in_place(rhs)
+Use = Literal["once", "many"]
 
 
 def klu_available() -> bool:
-    """Whether KLU is there: the ``klu`` extra (``pip install -e '.[klu]'``) or a system
-    ``libklu``."""
+    """Whether KLU is there: the ``pyklu`` package or a system ``libklu``."""
     return klu.library() is not None
 
 
-SOLVERS = ("klu", "superlu")
-
-
 def solver_in_use(solver: str) -> str:
-    """The solver that `factor` uses for a real matrix when asked for `solver`: KLU needs the
-    ``pyklu`` package, and SuperLU stands in without it."""
+    """The backend that serves ``.options solver=`` `solver`: SuperLU stands in for a
+    missing KLU."""
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
-    return "klu" if solver == "klu" and klu_available() else "superlu"
+    if solver == "klu" and not klu_available():
+        log.info("KLU is not available (pip install pyklu): solving with SuperLU")
+        return "superlu"
+    return solver
 
 
-def factor(matrix: sp.spmatrix, names: tuple[str, ...], solver: str,
-           order: np.ndarray | None = None) -> Factorization:
-    """Factorise `matrix`, whose columns are the unknowns `names`, with `solver` (the
-    ``.options solver``): ``"klu"`` (SuiteSparse KLU, `mna.klu`) or ``"superlu"`` (scipy).
-    Complex matrices always go to SuperLU. `order` is an elimination order for KLU
-    (`factor_in_faster_order` chooses one); KLU's own serves if the matrix fails in it.
+class Factors:
+    """The LU factors of one matrix; `solve` takes a vector or a matrix of columns."""
+
+    def __init__(self, solve_in_place, dtype, names: tuple[str, ...], check):
+        self._solve_in_place = solve_in_place
+        self.dtype = dtype
+        self.names = names
+        self._check = check
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """The solution for `rhs` in a new array (a real matrix's factors solve a complex
+        right-hand side part by part)."""
+        if np.iscomplexobj(rhs) and self.dtype is float:
+            return self.solve(rhs.real) + 1j * self.solve(rhs.imag)
+        solution = self.solve_in_place(np.array(rhs, dtype=self.dtype, order="F"))
+        if not np.all(np.isfinite(solution)):
+            raise self._check()
+        return solution
+
+    def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
+        """Overwrite `rhs` (of the factors' dtype, Fortran-ordered) with the solution where
+        the backend can, and return the solution; no finiteness check."""
+        return self._solve_in_place(rhs)
+
+
+class SparseLU:
+    """Factorisations of the square matrices of size `size` with the CSC pattern
+    ``(indptr, indices)`` and unknowns `names`.
+
+    `use` says whether factors will serve many solves (a transient's steps): then, from
+    `DISSECTION_MIN` unknowns, a nested dissection order (`mna.fast.ordering`) replaces
+    KLU's own where it fills in at most `DISSECTION_FILL` times as much (``ordering=auto``);
+    ``ordering=amd`` or ``dissection`` decides outright.
+    """
+
+    def __init__(self, size: int, indptr: np.ndarray, indices: np.ndarray,
+                 names: tuple[str, ...], solver: str = "klu", ordering: str = "auto",
+                 use: Use = "once"):
+        self.size = size
+        self.indptr = np.asarray(indptr)
+        self.indices = np.asarray(indices)
+        self.names = names
+        self.backend = solver_in_use(solver)
+        self._ordering = ordering
+        self._use = use
+        self._symbolic: klu.Symbolic | None = None
+        self.factorizations = 0
+
+    def factor(self, data: np.ndarray) -> Factors:
+        """The factors of the matrix with entries `data` (real or complex, in the pattern's
+        order); `SingularSystemError` names the unknowns a singular one leaves free."""
+        self.factorizations += 1
+        if self.size == 0:
+            return Factors(lambda rhs: rhs, float, self.names, lambda: None)
+        if self.backend == "klu":
+            try:
+                numeric = klu.Numeric(self._analysis(data), data)
+            except klu.SingularMatrix:
+                raise self._singular(data) from None
+            return Factors(numeric.solve_in_place, complex if numeric.complex else float,
+                           self.names, lambda: self._singular(data))
+        import scipy.sparse as sp
+        import scipy.sparse.linalg as spla
+
+        matrix = sp.csc_matrix((data, self.indices, self.indptr), shape=(self.size,) * 2)
+        try:
+            lu = spla.splu(matrix)
+        except RuntimeError:
+            raise self._singular(data) from None
+        return Factors(lu.solve, complex if np.iscomplexobj(data) else float, self.names,
+                       lambda: self._singular(data))
+
+    def _analysis(self, data: np.ndarray) -> klu.Symbolic:
+        if self._symbolic is None:
+            self._symbolic = klu.Symbolic(self.size, self.indptr, self.indices,
+                                          self._order(data))
+        return self._symbolic
+
+    def _order(self, data: np.ndarray) -> np.ndarray | None:
+        """The elimination order by the ``ordering`` option (None: KLU's own)."""
+        wanted = self._ordering
+        if wanted == "amd" or (wanted == "auto" and (self._use == "once"
+                                                     or self.size < DISSECTION_MIN)):
+            return None
+        import scipy.sparse as sp
+
+        from mna.fast.ordering import nested_dissection
+
+        pattern = sp.csc_matrix((np.ones(len(self.indices)), self.indices, self.indptr),
+                                shape=(self.size,) * 2)
+        order = nested_dissection(pattern)
+        if wanted == "auto":
+            own = klu.Numeric(klu.Symbolic(self.size, self.indptr, self.indices), data)
+            given = klu.Numeric(klu.Symbolic(self.size, self.indptr, self.indices, order),
+                                data)
+            if given.nonzeros > DISSECTION_FILL * own.nonzeros:
+                return None
+        log.debug("factoring %d unknowns in a nested dissection order", self.size)
+        return order
+
+    def _singular(self, data: np.ndarray) -> SingularSystemError:
+        """Name the unknowns that a null vector of the matrix moves most."""
+        if self.size > DENSE_DIAGNOSIS_LIMIT:
+            return SingularSystemError("singular system (too large to name the unknowns at "
+                                       "fault)")
+        dense = np.zeros((self.size, self.size), dtype=np.result_type(data, float))
+        columns = np.repeat(np.arange(self.size), np.diff(self.indptr))
+        np.add.at(dense, (self.indices, columns), data)
+        if not np.all(np.isfinite(dense)):
+            return SingularSystemError("the matrix holds a value that is not finite")
+        _, singular_values, vh = np.linalg.svd(dense)
+        null = np.abs(vh[-1])
+        culprits = tuple(self.names[i] for i in np.flatnonzero(null > 0.1 * null.max()))
+        return SingularSystemError(
+            "singular system: the unknowns " + ", ".join(culprits) + " are not determined "
+            f"(smallest singular value {singular_values[-1]:.3g})", culprits)
+
+
+def factor(matrix, names: tuple[str, ...], solver: str = "klu") -> Factors:
+    """The factors of one scipy sparse `matrix` whose columns are the unknowns `names`.
 
     >>> import scipy.sparse as sp
-    >>> factor(sp.identity(2, format="csc"), ("V(a)", "V(b)"), "superlu").solve(np.ones(2))
+    >>> factor(sp.identity(2, format="csc"), ("V(a)", "V(b)")).solve(np.ones(2))
     array([1., 1.])
     """
-    if matrix.shape[0] == 0:
-        return _Empty(names)
-    if solver_in_use(solver) == "klu" and not np.iscomplexobj(matrix.data):
-        for attempt in ((order, None) if order is not None else (None,)):
-            try:
-                return KluFactorization(matrix, names, attempt)
-            except SingularSystemError:
-                pass  # SuperLU below names the unknowns at fault in the same way
-    return Factorization(matrix, names)
+    import scipy.sparse as sp
+
+    matrix = sp.csc_matrix(matrix)
+    matrix.sum_duplicates()
+    matrix.sort_indices()
+    return SparseLU(matrix.shape[0], matrix.indptr, matrix.indices, names,
+                    solver).factor(matrix.data)
 
 
-def factor_in_faster_order(matrix: sp.spmatrix, names: tuple[str, ...], solver: str,
-                           order: np.ndarray) -> Factorization:
-    """`factor`, for factors that many solves will use, in `order` (a nested dissection,
-    `mna.ordering`) or in KLU's own, whichever solves faster (`faster_solves`); `order` is
-    refused outright when it fills in far more (`ORDER_FILL_MARGIN`). The result's `order`
-    says which was kept; both give the same solutions to round-off."""
-    own = factor(matrix, names, solver)
-    if not isinstance(own, KluFactorization):
-        return own
-    try:
-        given = KluFactorization(matrix, names, order)
-    except SingularSystemError:
-        return own
-    if given.nonzeros > ORDER_FILL_MARGIN * own.nonzeros:
-        return own
-    return faster_solves(own, given)
-
-
-def faster_solves(own: Factorization, given: Factorization, repeats: int = 5,
-                  margin: float = 0.9) -> Factorization:
-    """`given` if its solves take under `margin` times `own`'s (best of `repeats` each,
-    interleaved), else `own`. Timed because which order is faster depends on the machine
-    as much as on the count of operations: a solve along a chain waits on latency."""
-    rhs = np.ones(own.matrix.shape[0])
-    best = [float("inf"), float("inf")]
-    for _ in range(repeats):
-        for k, factors in enumerate((own, given)):
-            start = time.perf_counter()
-            factors.solve_in_place(rhs)
-            best[k] = min(best[k], time.perf_counter() - start)
-            rhs.fill(1.0)
-    return given if best[1] < margin * best[0] else own
-
-
-def factor_if_regular(matrix: sp.spmatrix, names: tuple[str, ...],
-                      pivot_ratio: float = 1e-11) -> Factorization | None:
+def factor_if_regular(matrix, names: tuple[str, ...],
+                      pivot_ratio: float = 1e-11) -> Factors | None:
     """SuperLU factors of `matrix`, or None when it is singular or nearly so (a pivot below
     `pivot_ratio` times the largest): for callers that then take another way, so the
-    singular case is not diagnosed. Always SuperLU, whatever ``.options solver`` says: the
-    test reads the pivots, which KLU does not expose."""
+    singular case is not diagnosed. SuperLU, whatever ``.options solver`` says: the test
+    reads the pivots, which KLU does not expose."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
     try:
         lu = spla.splu(sp.csc_matrix(matrix))
     except RuntimeError:
@@ -157,31 +193,4 @@ def factor_if_regular(matrix: sp.spmatrix, names: tuple[str, ...],
     diagonal = np.abs(lu.U.diagonal())
     if diagonal.size and diagonal.min() <= pivot_ratio * diagonal.max():
         return None
-    factors = Factorization.__new__(Factorization)
-    factors.names, factors.matrix, factors._lu = names, sp.csc_matrix(matrix), lu
-    return factors
-
-
-class _Empty(Factorization):
-    def __init__(self, names):
-        self.names = names
-
-    def solve(self, rhs):
-        return np.zeros_like(rhs)
-
-    def solve_in_place(self, rhs):
-        return rhs
-
-
-def _singular(matrix: sp.spmatrix, names: tuple[str, ...]) -> SingularSystemError:
-    """Name the unknowns that a null vector of `matrix` moves most."""
-    if matrix.shape[0] > DENSE_DIAGNOSIS_LIMIT:
-        return SingularSystemError("singular system (too large to name the unknowns at fault)")
-    _, singular_values, vh = scipy.linalg.svd(matrix.toarray())
-    null = np.abs(vh[-1])
-    culprits = tuple(names[i] for i in np.flatnonzero(null > 0.1 * null.max()))
-    return SingularSystemError(
-        "singular system: the unknowns " + ", ".join(culprits) + " are not determined "
-        f"(smallest singular value {singular_values[-1]:.3g})",
-        culprits,
-    )
+    return Factors(lu.solve, float, names, lambda: SingularSystemError("singular system"))

@@ -14,12 +14,11 @@ linearised about its operating point.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from mna.analysis.op import small_signal
+from mna.analysis.equations import Equations
+from mna.analysis.op import dc_solution, guess
 from mna.assembly import assemble
 from mna.errors import NetlistError, SingularSystemError
-from mna.linalg import factor
 from mna.results import TableResult
 
 
@@ -40,32 +39,40 @@ def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray
 def ac_sweep(request, circuit) -> TableResult:
     """``.ac``: the outputs' phasors at every frequency of the sweep."""
     f = frequencies(request.sweep, request.points, request.start, request.stop)
-    system = small_signal(circuit, assemble(circuit))
+    system = assemble(circuit)
     u = system.ac_inputs()
     if not np.any(u):
         raise NetlistError(".ac: no source has an AC value (write e.g. 'V1 in 0 AC 1')",
                            request.location)
-    outputs = ac_response(system, f, u)
+    equations = Equations(system, circuit.options)
+    if system.is_linear:
+        g, c = equations.g_data, equations.c_data
+    else:
+        g, c = equations.linearized(dc_solution(equations, system.dc_inputs(),
+                                                guess(circuit, system)))
+    outputs = ac_response(equations, g, c, f, u)
     columns = {"frequency": f}
     units = {"frequency": "Hz"}
-    for name, unit, row in zip(system.outputs, system.output_units, outputs, strict=False):
+    for name, unit, row in zip(system.outputs, system.output_units, outputs, strict=True):
         columns[name] = row
         units[name] = unit
     return TableResult("ac", columns, units, independent="frequency")
 
 
-def ac_response(system, f: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Outputs (one row each) at frequencies `f` for input phasors `u`."""
-    G, C = sp.csc_matrix(system.G), sp.csc_matrix(system.C)
-    P, Q, R = sp.csr_matrix(system.P), sp.csr_matrix(system.Q), sp.csr_matrix(system.R)
-    rhs = system.B @ u
-    result = np.empty((P.shape[0], len(f)), dtype=complex)
+def ac_response(equations: Equations, g: np.ndarray, c: np.ndarray, f: np.ndarray,
+                u: np.ndarray) -> np.ndarray:
+    """Outputs (one row each) at frequencies `f` for input phasors `u`: ``G + j w C`` (data
+    `g`, `c` on the equations' pattern) factored numerically at each frequency, its
+    ordering analysed once."""
+    system = equations.system
+    rhs = system.b.product(u.astype(complex))
+    direct = system.r.product(u.astype(complex))
+    result = np.empty((len(system.outputs), len(f)), dtype=complex)
     for k, fk in enumerate(f):
         jw = 2j * np.pi * fk
         try:
-            matrix = (G + jw * C).astype(complex)   # complex: SuperLU whatever the solver option
-            x = factor(matrix, system.unknowns, "superlu").solve(rhs.astype(complex))
+            x = equations.factor(g + jw * c).solve(rhs)
         except SingularSystemError as error:
             raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
-        result[:, k] = P @ x + jw * (Q @ x) + R @ u
+        result[:, k] = system.p.product(x) + jw * system.q.product(x) + direct
     return result

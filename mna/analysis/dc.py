@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 
+from mna.analysis.equations import Equations
 from mna.analysis.op import dc_solution, guess
 from mna.assembly import assemble
 from mna.diagnostics import check_dc_topology
@@ -29,13 +30,14 @@ def dc_sweep(request, circuit) -> TableResult:
         u = np.tile(system.dc_inputs()[:, None], (1, len(points)))
         for position, sweep in enumerate(order):
             u[system.input_index(sweep.name)] = [p[position] for p in points]
-        outputs = system.outputs_of(dc_solution(system, u, circuit.options), u)
+        outputs = system.outputs_of(dc_solution(Equations(system, circuit.options), u), u)
     else:
         rows, x = [], guess(circuit, system)
+        equations = Equations(system, circuit.options)
         for point in points:
             values = dict(zip(order, point))
             try:
-                row, x = _solve_point(circuit, system, values, x)
+                row, x = _solve_point(circuit, equations, values, x)
             except MnaError as error:
                 where = ", ".join(f"{s.column(circuit)}={v:g}" for s, v in values.items())
                 raise in_context(error, f"at the sweep point {where}") from None
@@ -49,14 +51,15 @@ def dc_sweep(request, circuit) -> TableResult:
     return TableResult("dc", columns, units, independent=request.sweeps[0].column(circuit))
 
 
-def _solve_point(circuit, system, values: dict[Sweep, float], x0):
+def _solve_point(circuit, equations, values: dict[Sweep, float], x0):
     """Outputs and unknowns at one point, Newton starting from the previous point."""
     overrides = {s.name: v for s, v in values.items() if s.is_parameter}
     if overrides:
-        system = assemble(circuit, overrides)
+        equations = Equations(assemble(circuit, overrides), circuit.options)
+    system = equations.system
     u = system.dc_inputs()
     for sweep, value in values.items():
         if not sweep.is_parameter:
             u[system.input_index(sweep.name)] = value
-    x = dc_solution(system, u, circuit.options, x0)
+    x = dc_solution(equations, u, x0)
     return system.outputs_of(x, u), x

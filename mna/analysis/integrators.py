@@ -1,18 +1,18 @@
-"""Linear multistep integrators as coefficient tables, and the per-step linear solve.
+"""Linear multistep integrators as coefficient tables, and their truncation error.
 
-Every method is written in one form for the descriptor system ``G x + C x' = B u``
-(``C x' = f``, ``f = B u - G x``)::
+Every method is written in one form for ``G x + f(x, t) + d/dt Q(x) = B u`` with the charges
+``Q = C x + q(x)`` and their rate ``Q' = F = B u - G x - f``::
 
-    sum_j alpha_j C x_{n-j} = h sum_j beta_j f_{n-j}         j = 0 .. k
+    sum_j alpha_j Q_{n-j} = h sum_j beta_j F_{n-j}         j = 0 .. k
 
-so one step solves
+so one step solves, with ``gamma = alpha_0 / (beta_0 h)``,
 
-    (alpha_0 C / h + beta_0 G) x_n = beta_0 B u_n + sum_{j>=1} (-alpha_j C / h - beta_j G) x_{n-j}
-                                                 + beta_j B u_{n-j}
+    gamma Q(x_n) + G x_n + f(x_n, t_n) = B u_n + sum_{j>=1} (beta_j F_{n-j} - alpha_j Q_{n-j} / h)
+                                                               / beta_0
 
-Dividing by ``beta_0`` (implicit methods), the matrix is ``gamma C + G`` with
-``gamma = alpha_0 / (beta_0 h)``: factorisations are cached by `gamma`, so a linear system is
-factored once per step size (and step ratio, for Gear-2), not once per step.
+and ``F_n = gamma Q_n - history``: a linear system's matrix is ``gamma C + G``, one per
+step size. Forward Euler (``beta_0 = 0``) has no such form and is refused where it would need
+one.
 
 >>> METHODS["trap"].alpha, METHODS["trap"].beta
 ((1.0, -1.0), (0.5, 0.5))
@@ -20,18 +20,9 @@ factored once per step size (and step ratio, for Gear-2), not once per step.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
-import scipy.sparse as sp
-
-from mna.linalg import Factorization, factor, factor_in_faster_order, solver_in_use
-from mna.ordering import nested_dissection
-
-DISSECTION_MIN = 1000   # unknowns: from here a nested dissection order pays (measured)
-_UNDECIDED = object()
 
 
 @dataclass(frozen=True)
@@ -40,12 +31,11 @@ class LinearMultistep:
 
     `alpha` and `beta` run from the new point ``x_n`` (index 0) back to ``x_{n-k}``;
     `error_constant` is ``C_{p+1}`` in ``LTE = C_{p+1} h^{p+1} x^{(p+1)}``; `starter` names
-    the method that takes the first step and the first step after a breakpoint in the
-    adaptive loops (and, for a multistep method, the steps until there is enough history;
-    fixed steps restart with `stepping.restart_plans`). Backward Euler starts the
+    the method that takes the first step and the first after a breakpoint (and, for a
+    multistep method, the steps until there is enough history). Backward Euler starts the
     trapezoidal rule as SPICE does: a trapezoidal step keeps half of the previous point's
-    algebraic unknowns (``x_n = z - x_{n-1}``), so an inconsistent start or a corner of an
-    input would ring, undamped, in them ever after.
+    algebraic unknowns, so an inconsistent start or a corner of an input would ring,
+    undamped, in them ever after.
     """
 
     name: str
@@ -104,98 +94,6 @@ def method(name: str) -> LinearMultistep:
     return METHODS[name.lower()]
 
 
-# -- the step matrices ------------------------------------------------------------------------
-
-def step_gamma(alpha0: float, beta0: float, h: float) -> float:
-    """The ``gamma`` of ``gamma C + G`` (implicit), or ``1/h`` of the explicit matrix ``C/h``."""
-    return alpha0 / (beta0 * h) if beta0 else 1.0 / h
-
-
-def history_matrices(C: sp.csr_matrix, G: sp.csr_matrix, alpha, beta, h: float) -> list:
-    """``(-alpha_j C/h - beta_j G) / scale`` for j = 1..k, in CSR, with ``scale = beta_0``
-    (implicit) or ``alpha_0/h`` (explicit), so that the new point's matrix is ``gamma C + G``
-    (implicit) or ``C`` (explicit)."""
-    scale = beta[0] if beta[0] else alpha[0] / h
-    matrices = []
-    for a, b in zip(alpha[1:], beta[1:], strict=True):
-        terms = []
-        if a:
-            terms.append(C * (-a / (h * scale)))
-        if b:
-            terms.append(G * (-b / scale))
-        matrix = sum(terms[1:], terms[0]) if terms else sp.csr_matrix(C.shape)
-        matrices.append(sp.csr_matrix(matrix))
-    return matrices
-
-
-class StepSolver(Protocol):
-    """Solves one time step: the matrix is given by `gamma`, the right-hand side by `rhs`.
-
-    The linear engine calls ``solver(gamma, rhs, time)`` once per step and uses the array it
-    returns as ``x_n`` (it may be `rhs` itself, solved in place). A nonlinear engine plugs in
-    a Newton iteration here, with the same call.
-    """
-
-    def __call__(self, gamma: float, rhs: np.ndarray, time: float) -> np.ndarray: ...
-
-
-class LinearStepSolver:
-    """Factorisations of ``gamma C + G`` (or of ``C`` for an explicit method), cached by
-    `gamma`: a fixed step factors once (and once more for its restarts); an adaptive run
-    factors once per step size in use.
-
-    Many solves will use each of these factors, so from `DISSECTION_MIN` unknowns on the
-    first factorisation times a nested dissection order (`mna.ordering`) against KLU's own,
-    and the one kept serves every later step size (one timing; the same round-off).
-
-    `factorizations` counts the factorisations made (the benchmark and tests read it).
-    """
-
-    def __init__(self, C, G, names: tuple[str, ...], solver: str, explicit: bool = False,
-                 capacity: int = 32):
-        self.C = sp.csc_matrix(C)
-        self.G = sp.csc_matrix(G)
-        self.names = names
-        self.explicit = explicit
-        self.capacity = capacity
-        self.solver = solver
-        self.factorizations = 0
-        self._cache: OrderedDict[float, Factorization] = OrderedDict()
-        self._last_gamma: float | None = None
-        self._solve_last = None   # the last factors' solve_in_place, bound once
-        self._order = _UNDECIDED   # the elimination order for KLU, chosen on first use
-
-    def factor_for(self, gamma: float) -> Factorization:
-        key = float(f"{gamma:.12g}")
-        found = self._cache.get(key)
-        if found is not None:
-            self._cache.move_to_end(key)
-            return found
-        matrix = self.C if self.explicit else self.C * gamma + self.G
-        if self._order is _UNDECIDED:
-            found = (factor_in_faster_order(matrix, self.names, self.solver, order)
-                     if (order := self._dissection()) is not None
-                     else factor(matrix, self.names, self.solver))
-            self._order = found.order
-        else:
-            found = factor(matrix, self.names, self.solver, self._order)
-        self.factorizations += 1
-        self._cache[key] = found
-        if len(self._cache) > self.capacity:
-            self._cache.popitem(last=False)
-        return found
-
-    def _dissection(self) -> np.ndarray | None:
-        if len(self.names) < DISSECTION_MIN or solver_in_use(self.solver) != "klu":
-            return None
-        return nested_dissection(abs(self.C) + abs(self.G))
-
-    def __call__(self, gamma: float, rhs: np.ndarray, time: float) -> np.ndarray:
-        if gamma != self._last_gamma:   # a fixed step asks for the same matrix every time
-            self._last_gamma, self._solve_last = gamma, self.factor_for(gamma).solve_in_place
-        return self._solve_last(rhs)
-
-
 # -- local truncation error -------------------------------------------------------------------
 
 def divided_difference(times: np.ndarray, points: list[np.ndarray]) -> np.ndarray:
@@ -208,49 +106,27 @@ def divided_difference(times: np.ndarray, points: list[np.ndarray]) -> np.ndarra
     return table[0]
 
 
-def truncation_error(scheme: LinearMultistep, h: float, times: np.ndarray,
-                     points: list[np.ndarray]) -> np.ndarray:
-    """Estimated local truncation error of the step that produced ``points[-1]``:
-    ``C_{p+1} h^{p+1} x^{(p+1)}`` with the derivative from a divided difference of the last
-    ``p + 2`` points (``x^{(m)} ~ m! x[t_0..t_m]``)."""
+def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[np.ndarray],
+                    flows: list[np.ndarray], tolerances, stores: np.ndarray) -> float:
+    """The step the truncation error allows after the newest point, as ngspice estimates it.
+
+    The error of a step of order p in the charges ``Q`` is taken as the error constant times
+    their divided difference of order p + 1 over the last p + 2 points, and per unit of time
+    (a current) it must stay within ``trtol`` times the tolerance of each charge: ``abstol +
+    reltol max|Q'|`` or ``reltol max(|Q|, chgtol) / h``, whichever is larger.
+    `tolerances` is ``(reltol, abstol, chgtol, trtol)``; `charges` and `flows` (``Q'``) run
+    oldest first; `stores` marks the equations that hold a charge (no other is estimated).
+    """
+    reltol, abstol, chgtol, trtol = tolerances
     p = scheme.order
-    derivative = divided_difference(times, points) * float(np.prod(np.arange(1, p + 2)))
-    return abs(scheme.error_constant) * h ** (p + 1) * derivative
-
-
-# -- step control shared by the linear and the Newton engines ---------------------------------
-
-TRUNCATION_TOLERANCE = 7.0  # SPICE's trtol: the error estimate may exceed the tolerance so much
-START_FRACTION = 1.0 / 64.0  # the first step, and the first after a source's corner, of hmax
-MIN_FRACTION = 1e-12  # below hmax times this a step is too small
-
-
-def method_at(scheme: LinearMultistep, since_restart: int) -> LinearMultistep:
-    """The method of the next step: the starter for the first step after a restart and until
-    enough points follow it."""
-    if since_restart >= max(1, scheme.steps - 1) or not scheme.starter:
-        return scheme
-    return method(scheme.starter)
-
-
-def error_ratio(scheme: LinearMultistep, h: float, times: list[float], xs: list[np.ndarray],
-                x: np.ndarray, t: float, reltol: float, absolute: np.ndarray,
-                differential: np.ndarray) -> float:
-    """The new point's truncation error over its tolerance, ``trtol (reltol |x| + abstol)``
-    on the differential unknowns (> 1 rejects the step)."""
-    p = scheme.order
-    points = [*xs[-(p + 1):], x]
-    stamps = np.array([*times[-(p + 1):], t])
-    lte = truncation_error(scheme, h, stamps, [q[differential] for q in points])
-    scale = (reltol * np.maximum(np.abs(x), np.abs(xs[-1])) + absolute)[differential]
-    return float(np.max(np.abs(lte) / (TRUNCATION_TOLERANCE * scale), initial=0.0))
-
-
-def shrink_factor(ratio: float, order: int) -> float:
-    """How much shorter to retry a rejected step."""
-    return max(0.1, min(0.5, 0.9 * ratio ** (-1.0 / (order + 1))))
-
-
-def grow_factor(ratio: float, order: int) -> float:
-    """How much longer the next step may be after an accepted one."""
-    return 2.0 if ratio == 0.0 else max(0.25, min(2.0, 0.9 * ratio ** (-1.0 / (order + 1))))
+    h = times[-1] - times[-2]
+    charges = [q[stores] for q in charges[-(p + 2):]]
+    flows = [f[stores] for f in flows[-2:]]
+    current = abstol + reltol * np.maximum(np.abs(flows[-1]), np.abs(flows[-2]))
+    charge = reltol * np.maximum(np.maximum(np.abs(charges[-1]), np.abs(charges[-2])),
+                                 chgtol) / h
+    tolerance = np.maximum(current, charge)
+    difference = divided_difference(np.asarray(times[-(p + 2):]), charges)
+    error = np.maximum(abstol, abs(scheme.error_constant) * np.abs(difference))
+    allowed = float(np.min(trtol * tolerance / error, initial=np.inf))
+    return allowed ** (1.0 / p)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from mna.analysis.equations import Equations
 from mna.analysis.newton import solve_dc
 from mna.assembly import NumericBackend, assemble
 from mna.diagnostics import check_dc_topology
 from mna.errors import NetlistError
-from mna.linalg import factor
 from mna.results import OperatingPointResult
+from mna.system import Entries
 
 
 def guess(circuit, system) -> np.ndarray | None:
@@ -26,29 +29,46 @@ def guess(circuit, system) -> np.ndarray | None:
     return x
 
 
-def dc_solution(system, u: np.ndarray, options, x0: np.ndarray | None = None) -> np.ndarray:
+def dc_solution(equations: Equations, u: np.ndarray, x0: np.ndarray | None = None
+                ) -> np.ndarray:
     """Unknowns at DC for inputs `u` (a vector, or a matrix with one column per point).
 
     A linear system is factored once for all points; a nonlinear one is solved point by point,
     each from the previous solution.
     """
+    system = equations.system
+    b = system.b.product(u)
     if system.is_linear:
-        return factor(system.G, system.unknowns, options.solver).solve(system.B @ u)
+        return equations.factor(equations.g_data).solve(b)
     if u.ndim == 1:
-        return solve_dc(system, u, options, x0)
+        return solve_dc(equations, b, x0)
     columns, x = [], x0
-    for point in u.T:
-        x = solve_dc(system, point, options, x0=x)
+    for point in b.T:
+        x = solve_dc(equations, point, x0=x)
         columns.append(x)
     return np.array(columns).T
+
+
+def linearized(equations: Equations, x: np.ndarray):
+    """The system linearised about the point `x` (for AC and state space)."""
+    system = equations.system
+    if system.is_linear:
+        return system
+    g, c = equations.linearized(x)
+    rows = equations.indices
+    cols = np.repeat(np.arange(equations.size), np.diff(equations.indptr))
+    shape = (system.size, system.size)
+    return dataclasses.replace(system, g=Entries(rows, cols, g, shape),
+                               c=Entries(rows, cols, c, shape), devices=())
 
 
 def small_signal(circuit, system):
     """`system` linearised about its operating point (the system itself when linear)."""
     if system.is_linear:
         return system
-    x = dc_solution(system, system.dc_inputs(), circuit.options, guess(circuit, system))
-    return system.linearized(x)
+    equations = Equations(system, circuit.options)
+    x = dc_solution(equations, system.dc_inputs(), guess(circuit, system))
+    return linearized(equations, x)
 
 
 def operating_point(request, circuit) -> OperatingPointResult:
@@ -56,6 +76,6 @@ def operating_point(request, circuit) -> OperatingPointResult:
     check_dc_topology(circuit)
     system = assemble(circuit)
     u = system.dc_inputs()
-    x = dc_solution(system, u, circuit.options, guess(circuit, system))
+    x = dc_solution(Equations(system, circuit.options), u, guess(circuit, system))
     values = system.outputs_of(x, u)
     return OperatingPointResult(system.outputs, tuple(map(float, values)), system.output_units)

@@ -1,13 +1,11 @@
-"""``.tran tstep tstop [tstart [tmax]] [uic]``: transient analysis.
+"""``.tran tstep tstop [tstart [tmax]] [uic]``: transient analysis, as SPICE means it.
 
-A linear system ``G x + C x' = B u`` is integrated by one linear multistep method
-(`integrators`) on the engine in `stepping`: at a fixed step the matrix ``gamma C + G`` is
-factored once (and ``4 C/h + G`` once for the restarts of the trapezoidal rule and Gear-2
-at t = 0 and after corners) and each step is one forward/back substitution, or up to 200
-unknowns one dense propagator; with ``.options
-stepcontrol=adaptive`` steps are chosen by the local truncation error and factorisations are
-cached per step size. A nonlinear system takes Newton at every step, or MTT's semi-implicit
-steps with ``method=semi`` (`newton_stepping`).
+`tstep` is the printing increment and a hint for the first step: steps are chosen by the
+truncation error (`controller.run_steps`), never above `tmax` (by default the smaller of
+`tstep` and a fiftieth of the span, as in ngspice), landing on every breakpoint of the
+sources; the table holds the accepted points, or with ``.options interp`` the `tstep` grid.
+``.options stepcontrol=fixed`` steps at ``min(tstep, tmax)``, a linear system's matrix
+factored once. How each step is solved is the strategy of `step_solvers`.
 
 >>> import mna
 >>> c = mna.read_string("rc\\nV1 in 0 1\\nR1 in out 1k\\nC1 out 0 1u IC=0\\n.tran 10u 1m uic\\n")
@@ -19,23 +17,20 @@ steps with ``method=semi`` (`newton_stepping`).
 from __future__ import annotations
 
 import logging
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from mna.analysis.integrators import LinearMultistep, LinearStepSolver, method
-from mna.analysis.newton import solve_dc
-from mna.analysis.newton_stepping import newton_steps, semi_implicit_steps
-from mna.analysis.stepping import Problem, adaptive_steps, fixed_steps
-from mna.assembly import NumericBackend, Stamper, assemble, output_row
-from mna.diagnostics import check_dc_topology
-from mna.errors import ConvergenceError, NetlistError, SingularSystemError, TopologyError
-from mna.linalg import factor
+from mna.analysis.controller import Policy, run_steps
+from mna.analysis.equations import Equations
+from mna.analysis.initial import initial_state
+from mna.analysis.integrators import LinearMultistep, method
+from mna.analysis.step_solvers import LinearSteps, NewtonSteps, SemiImplicitSteps
+from mna.assembly import NumericBackend, assemble
+from mna.errors import NetlistError, SingularSystemError
+from mna.netlist.requests import check_count
 from mna.results import TableResult
-from mna.subnormals import flushed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DENSE_EIGEN_LIMIT = 2000
+SMALLEST_STEP = 1e-9    # of hmax: a step that must be shorter fails the run
 
 
 def time_limits(request, circuit) -> tuple[float, float, float, float | None]:
@@ -65,68 +61,49 @@ def transient(request, circuit) -> TransientResult:
     """``.tran``: the outputs over time."""
     tstep, tstop, tstart, tmax = time_limits(request, circuit)
     options = circuit.options
+    adaptive = options.stepcontrol == "adaptive"
+    if adaptive:   # ngspice: tmax when given, else the smaller of tstep and the span / 50
+        hmax = tmax if tmax is not None else min(tstep, (tstop - tstart) / 50)
+    else:          # the fixed step: min(tstep, tmax), so many that they end at tstop
+        hmax = tstop / math.ceil(tstop / min(tstep, tmax or tstep) * (1 - 1e-12))
+    check_count(tstop / hmax, ".tran", circuit, request.location)
     system = assemble(circuit)
-    semi = options.method == "semi"
-    scheme = method("be" if semi else options.method)
-    n = system.size
-    G, C = sp.csr_matrix(system.G), sp.csr_matrix(system.C)
-    # nonlinear systems always choose their steps (MTT's semi-implicit methods do not)
-    adaptive = (options.stepcontrol == "adaptive" or not system.is_linear) and not semi
-    if adaptive:   # ngspice: tmax when given, else the smaller of tstep and tstop/50
-        hmax = tmax if tmax is not None else min(tstep, tstop / 50)
-    else:          # the fixed step h = min(tstep, tmax)
-        hmax = min(tstep, tmax) if tmax is not None else tstep
-    steps = max(1, int(np.ceil(tstop / hmax * (1 - 1e-12))))
-    h = tstop / steps
+    scheme = method(options.method)
+    if scheme.explicit and not system.is_linear:
+        raise NetlistError(f"{scheme.name} is explicit and cannot solve the nonlinear elements "
+                           "of this circuit; use method=be, trap or gear2", request.location)
     if scheme.explicit:
-        _check_forward_euler(system, h, options.solver)
-    inputs = _input_function(system, tstep, tstop)
-    x0 = initial_state(circuit, system, inputs(np.array([0.0]))[0], request.uic)
-    problem = Problem(
-        C=C, G=G, B=sp.csr_matrix(system.B),
-        record=sp.csr_matrix(sp.vstack([system.P, system.Q])) if n else sp.csr_matrix(
-            (2 * len(system.outputs), 0)),
-        inputs=inputs,
-        breakpoints=_breakpoints(system, tstep, tstop),
-        differential=np.asarray(abs(C).sum(axis=0) > 0).ravel() if n else np.zeros(0, bool),
-        absolute=_absolute_tolerances(system, options),
-    )
-    step_solver = LinearStepSolver(system.C, system.G, system.unknowns,
-                                   explicit=scheme.explicit, solver=options.solver)
+        _check_forward_euler(system, hmax, options.solver)
+    equations = Equations(system, options, use="many")
+    drive = _drive(system, tstep, tstop)
+    x0 = initial_state(circuit, equations, drive(0.0), request.uic)
+    if system.is_linear:
+        solver = LinearSteps(equations, hmax)
+    elif options.linearise == "newton":
+        solver = NewtonSteps(equations, options.tranmaxiter)
+    else:
+        solver = SemiImplicitSteps(equations, once=options.linearise == "once")
+    policy = Policy(adaptive, hmax, SMALLEST_STEP * hmax,
+                    (options.reltol, options.abstol, options.chgtol, options.trtol),
+                    first=min(hmax, min(tstop / 100, tstep) / 10) if adaptive else hmax)
+    times, rows, derivative_rows = [], [], []
+
+    def accept(t: float, x: np.ndarray) -> None:
+        check_count(len(times) + 1, ".tran", circuit, request.location)
+        times.append(t)
+        rows.append(system.p.product(x))
+        derivative_rows.append(system.q.product(x))
+
+    flow0 = drive(0.0) - solver.currents(x0, 0.0)
     try:
-        with flushed():   # subnormal numbers as zero: they slow arithmetic, mean nothing
-            if semi:
-                times, rows = semi_implicit_steps(system, problem, x0, h, steps, options)
-            elif not system.is_linear:
-                times, rows = newton_steps(system, problem, scheme, x0, tstop, hmax,
-                                           options)
-            elif adaptive:
-                times, rows = adaptive_steps(problem, scheme, x0, tstop, hmax,
-                                             options.reltol, step_solver)
-            else:
-                times, rows = fixed_steps(problem, scheme, x0, h, steps, step_solver)
+        run_steps(solver, scheme, drive, x0, flow0, tstop, _breakpoints(system, tstep, tstop),
+                  policy, accept)
     except SingularSystemError as error:
         raise SingularSystemError(f"transient ({scheme.name}): {error}",
                                   error.unknowns) from None
-    log.info("transient: %d points, %d factorisations", len(times),
-             step_solver.factorizations)
-    _check_finite(times, rows)
-    outputs = len(system.outputs)
-    # the inputs that the steps ending there saw: the value before a jump (MTT's
-    # semi-implicit steps take the value after it); the first point: the initial state's
-    u = inputs(times, before=not semi)
-    u[0] = inputs(times[:1])[0]
-    values = rows[:, :outputs] + u @ system.R.T.toarray() if outputs else rows
-    if system.Q.nnz:
-        values = values + _derivative(times, rows[:, outputs:], scheme)
-    keep = times >= tstart * (1 - 1e-12)
-    columns = {"time": times[keep]}
-    units = {"time": "s"}
-    for k, (name, unit) in enumerate(zip(system.outputs, system.output_units, strict=True)):
-        columns[name] = np.ascontiguousarray(values[keep, k])
-        units[name] = unit
-    return TransientResult(columns, units, factorizations=step_solver.factorizations,
-                           method=scheme.name)
+    return _result(system, scheme, np.array(times), np.array(rows),
+                   np.array(derivative_rows), tstep, tstop, tstart, options.interp,
+                   getattr(solver, "factorizations", 0))
 
 
 class TransientResult(TableResult):
@@ -146,24 +123,59 @@ class TransientResult(TableResult):
         return frame
 
 
+def _result(system, scheme: LinearMultistep, times: np.ndarray, rows: np.ndarray,
+            derivative_rows: np.ndarray, tstep: float, tstop: float, tstart: float,
+            interp: bool, factorizations: int) -> TransientResult:
+    """The table: outputs at the accepted points (or on the `tstep` grid with `interp`) from
+    `tstart` on; each point's inputs as the step that ended there saw them (the value before
+    a jump at its end), the first point's as the initial state's."""
+    if not np.all(np.isfinite(rows)):
+        first = times[int(np.argmax(~np.all(np.isfinite(rows), axis=1)))]
+        raise SingularSystemError(f"transient: the solution is not finite from t = "
+                                  f"{first:.6g} s on (unstable step or singular matrix)")
+    inputs = _inputs(system, tstep, tstop)
+    u = np.array([inputs(t, before=k > 0) for k, t in enumerate(times)])
+    values = rows + (system.r.product(u.T).T if len(system.inputs) else 0.0)
+    if len(system.q.rows):
+        values = values + _derivative(times, derivative_rows, scheme)
+    if interp:
+        grid = tstep * np.arange(math.floor(tstop / tstep * (1 + 1e-12)) + 1)
+        values = np.column_stack([np.interp(grid, times, column) for column in values.T])
+        times = grid
+    keep = times >= tstart * (1 - 1e-12)
+    columns = {"time": times[keep]}
+    units = {"time": "s"}
+    for k, (name, unit) in enumerate(zip(system.outputs, system.output_units, strict=True)):
+        columns[name] = np.ascontiguousarray(values[keep, k])
+        units[name] = unit
+    return TransientResult(columns, units, factorizations=factorizations, method=scheme.name)
+
+
 # -- inputs ---------------------------------------------------------------------------------
 
-def _input_function(system, tstep: float, tstop: float):
-    """``times -> u`` with shape ``(len(times), m)``: waveforms vectorised, DC held."""
+def _inputs(system, tstep: float, tstop: float):
+    """``(time, before) -> u``: the sources' values (their limits from the left with
+    `before`), DC where a source has no waveform."""
     signals = system.inputs
+    held = np.array([signal.dc for signal in signals], dtype=float)
+    waves = [(k, signal.waveform) for k, signal in enumerate(signals)
+             if signal.waveform is not None]
 
-    def inputs(times: np.ndarray, before: bool = False) -> np.ndarray:
-        u = np.empty((len(times), len(signals)))
-        for k, signal in enumerate(signals):
-            if signal.waveform is None:
-                u[:, k] = signal.dc
-            elif before:
-                u[:, k] = signal.waveform.values_before(times, tstep, tstop)
-            else:
-                u[:, k] = signal.waveform.values(times, tstep, tstop)
+    def inputs(time: float, before: bool = False) -> np.ndarray:
+        u = held.copy()
+        at = np.array([time])
+        for k, wave in waves:
+            u[k] = (wave.values_before(at, tstep, tstop) if before
+                    else wave.values(at, tstep, tstop))[0]
         return u
 
     return inputs
+
+
+def _drive(system, tstep: float, tstop: float):
+    """``(time, before) -> B u``."""
+    inputs = _inputs(system, tstep, tstop)
+    return lambda time, before=False: system.b.product(inputs(time, before))
 
 
 def _breakpoints(system, tstep: float, tstop: float) -> np.ndarray:
@@ -171,128 +183,14 @@ def _breakpoints(system, tstep: float, tstop: float) -> np.ndarray:
     return np.unique(np.concatenate(found)) if found else np.empty(0)
 
 
-def _absolute_tolerances(system, options) -> np.ndarray:
-    """``vntol`` for across unknowns, ``abstol`` for through unknowns (as SPICE)."""
-    tolerance = np.full(system.size, options.abstol)
-    tolerance[: system.across_count] = options.vntol
-    return tolerance
-
-
-# -- initial state ----------------------------------------------------------------------------
-
-def initial_state(circuit, system, u0: np.ndarray, uic: bool) -> np.ndarray:
-    """Unknowns at t = 0.
-
-    Without `uic`: the operating point with the inputs at t = 0, where ``.ic`` and ``IC=``
-    values hold (each one a constraint bordering G, as a source forcing that value). With
-    `uic`: every storage element at its ``IC=``, else at the ``.ic`` values, else at rest
-    (`_constraints`), the algebraic unknowns solved consistently. A circuit with no DC
-    solution only because storage floats (a free mass pushed by a force) starts from rest,
-    with a warning.
-    """
-    if not uic:
-        try:
-            check_dc_topology(circuit)
-        except TopologyError as error:
-            log.warning("%s: the operating point at t = 0 does not exist (%s); the transient "
-                        "starts from rest, as with .tran ... uic", circuit.path, error.message)
-            uic = True
-    rows, values, labels = _constraints(circuit, uic)
-    n = system.size
-    K = sp.csr_matrix((values.size, n))
-    if rows:
-        K = sp.vstack(rows).tocsr()
-    if not system.is_linear:
-        return _nonlinear_initial_state(circuit, system, u0, uic, K, values)
-    rhs = np.concatenate([system.B @ u0, values])
-    bordered = sp.bmat([[system.G, K.T], [K, None]], format="csc") if values.size else system.G
-    try:
-        return factor(bordered, system.unknowns + labels, circuit.options.solver).solve(rhs)[:n]
-    except SingularSystemError as error:
-        if not uic:
-            raise SingularSystemError(f"operating point at t = 0: {error}",
-                                      error.unknowns) from None
-        log.debug("uic: constraints are dependent (%s); consistent start by a short step", error)
-    # Storage constraints that are not independent (a capacitor across a source, a loop of
-    # capacitors): hold the storage at its initial values and let the algebraic unknowns
-    # settle through a very short backward-Euler step h0, extrapolated to h0 -> 0 (Richardson:
-    # the step moves the storage by O(h0)).
-    x_ic = spla.lsqr(K, values, atol=1e-15, btol=1e-15)[0] if values.size else np.zeros(n)
-    residual = system.B @ u0 - system.G @ x_ic
-
-    def settled(h0: float) -> np.ndarray:
-        return x_ic + factor(system.C + h0 * system.G, system.unknowns,
-                             circuit.options.solver).solve(h0 * residual)
-
-    return 2.0 * settled(0.5e-9) - settled(1e-9)
-
-
-def _nonlinear_initial_state(circuit, system, u0, uic: bool, K, values) -> np.ndarray:
-    """Newton (with continuation) for the state at t = 0 under the constraints: with `uic`
-    every storage element held at its initial value and the algebraic unknowns consistent with
-    it. Constraints that contradict each other under `uic` (a capacitor across a source) leave
-    the algebraic unknowns at zero for the first step to settle, as SPICE starts."""
-    border = (K, values) if values.size else None
-    try:
-        return solve_dc(system, u0, circuit.options, border=border)
-    except ConvergenceError as error:
-        if not uic:
-            raise
-        log.info("uic: no consistent start (%s); storage at its initial values, the rest at 0",
-                 error)
-        return spla.lsqr(K, values, atol=1e-15, btol=1e-15)[0]
-
-
-def _constraints(circuit, uic: bool):
-    """Rows ``k·x = value`` from ``IC=`` and ``.ic`` and, with `uic`, from rest states.
-
-    An element's ``IC=`` outranks ``.ic`` on the same variable. A rest state (storage without
-    ``IC=`` under `uic`: value 0) is dropped when it involves an unknown that ``.ic`` gives,
-    as SPICE's `uic` starts such storage from the ``.ic`` node voltages and 0 for the others.
-    """
-    s = Stamper(circuit, NumericBackend(circuit))
-    n = len(s.unknowns)
-    rows, values, labels = [], [], []
-    seen: dict[tuple, int] = {}
-
-    def add(row, value: float, label: str, location) -> None:
-        if row.dx.cols or row.u.cols:
-            raise NetlistError(f"{label}: only an across variable or the through variable of a "
-                               "T-type element or branch can be given an initial value", location)
-        key = tuple(sorted(zip(row.x.cols, row.x.values)))
-        if key in seen:  # the same variable twice (IC= and .ic): the element line wins
-            if values[seen[key]] != value:
-                log.warning("%s: %s = %g is ignored, %s sets %g", location, label, value,
-                            labels[seen[key]], values[seen[key]])
-            return
-        seen[key] = len(rows)
-        rows.append(sp.csr_matrix((np.asarray(row.x.values, float),
-                                   (np.zeros(len(row.x.cols), int), row.x.cols)), shape=(1, n)))
-        values.append(float(value))
-        labels.append(label)
-
-    at_rest = []
-    for element in circuit.elements:
-        for row, value in element.initial_conditions(s, uic):
-            if value is None:
-                at_rest.append((row, element))
-            else:
-                add(row, s.value(value), f"IC({element.name})", element.location)
-    given = set()
-    for output, value in circuit.initial.items():
-        row = output_row(s, circuit, output)
-        add(row, s.value(value), f".ic {circuit.label(output)}", output.location)
-        given.update(row.x.cols)
-    for row, element in at_rest:
-        if not given.intersection(row.x.cols):
-            add(row, 0.0, f"IC({element.name})", element.location)
-    return rows, np.array(values, float), tuple(labels)
-
-
 # -- forward Euler --------------------------------------------------------------------------
 
 def _check_forward_euler(system, h: float, solver: str) -> None:
     """Refuse a singular C (x' has no explicit formula); warn above the stability limit."""
+    import scipy.sparse as sp
+
+    from mna.linalg import factor
+
     C, G = sp.csc_matrix(system.C), sp.csc_matrix(system.G)
     empty = np.flatnonzero(np.diff(C.tocsr().indptr) == 0)
     if system.size and len(empty):
@@ -320,6 +218,9 @@ def _check_forward_euler(system, h: float, solver: str) -> None:
 
 def _eigenvalues(C, G, C_factor) -> np.ndarray:
     """Eigenvalues of ``-C^-1 G`` (all of them when small; the largest few otherwise)."""
+    import scipy.linalg
+    import scipy.sparse.linalg as spla
+
     n = C.shape[0]
     if n <= DENSE_EIGEN_LIMIT:
         return scipy.linalg.eigvals(-G.toarray(), C.toarray())
@@ -348,11 +249,3 @@ def _derivative(times: np.ndarray, values: np.ndarray, scheme: LinearMultistep) 
         d[2:] = ((2 * h1 + h2) / (h1 * (h1 + h2)) * x0 - (h1 + h2) / (h1 * h2) * x1
                  + h1 / (h2 * (h1 + h2)) * x2)
     return d
-
-
-def _check_finite(times, rows) -> None:
-    bad = ~np.all(np.isfinite(rows), axis=1)
-    if bad.any():
-        first = int(np.argmax(bad))
-        raise SingularSystemError(f"transient: the solution is not finite from t = "
-                                  f"{times[first]:.6g} s on (unstable step or singular matrix)")

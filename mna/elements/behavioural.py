@@ -1,7 +1,8 @@
 """Behavioural sources ``B... V={expr}`` / ``I={expr}`` of probes, ``time`` and parameters.
 
-The expression is differentiated once by sympy and compiled (lambdify) into the residual and
-its exact Jacobian; probes may read any domain, so a B source couples domains (Joule heating).
+Every B source of a circuit is one device: sympy differentiates each expression once, and
+one generated function evaluates all of them and their exact gradients per call. Probes may
+read any domain, so a B source couples domains (Joule heating).
 """
 
 from __future__ import annotations
@@ -11,44 +12,77 @@ from dataclasses import dataclass
 import numpy as np
 
 from mna.elements.base import Edge, Element, Role
+from mna.elements.device import Device, Instance, Load, terminal_array
 from mna.expr import Expression, Probe
 from mna.netlist.fields import GROUND, FieldReader, OutputName
 from mna.netlist.model import Braced
-from mna.nonlinear import NonlinearPart
 
 
 def time_symbol():
+    """``time`` in a behavioural expression."""
     import sympy
 
     return sympy.Symbol("time", real=True)
 
 
-class Expression_(NonlinearPart):
-    """``sign * expr(z, time)`` added to equation rows; z are the unknowns it reads."""
+def local_symbol(index: int):
+    """The `index`-th terminal value of one B source's expression."""
+    import sympy
 
-    def __init__(self, name, indices, rows, signs, expression, variables):
+    return sympy.Symbol(f"z{index}", real=True)
+
+
+class Behavioural(Device):
+    """Every B source: `signs` weights each one's value into its terminals' equations (an
+    ``I=`` source: +1 at n+, -1 at n-; a ``V=`` source: -1 at its branch row)."""
+
+    def __init__(self, names, terminals, signs: np.ndarray, function):
+        super().__init__(names, terminals)
+        self.signs = signs
+        self.function = function
+
+    @classmethod
+    def build(cls, instances: list[Instance]) -> Behavioural:
         import sympy
 
-        super().__init__(name, indices)
-        self.rows = rows
-        self.signs = np.asarray(signs, float)
-        gradient = [sympy.diff(expression, v) for v in variables]
-        self._value = sympy.lambdify([variables, time_symbol()], expression, "math")
-        self._gradient = sympy.lambdify([variables, time_symbol()], gradient, "math")
-        self.size = len(indices)
+        width = max(len(instance.terminals) for instance in instances)
+        variables = [[sympy.Symbol(f"z{k}_{j}", real=True) for j in range(width)]
+                     for k in range(len(instances))]
+        values, gradients = [], []
+        for own, instance in zip(variables, instances):
+            expression = instance.parameters["expression"].xreplace(
+                {local_symbol(j): own[j] for j in range(width)})
+            values.append(expression)
+            gradients.append([_smooth(sympy.diff(expression, z)) for z in own])
+        flat = [z for own in variables for z in own]
+        function = sympy.lambdify([flat, time_symbol()], [values, gradients], "math", cse=True)
+        signs = np.zeros((len(instances), width))
+        for row, instance in enumerate(instances):
+            for local, sign in instance.parameters["rows"]:
+                signs[row, local] = sign
+        names = tuple(instance.name for instance in instances)
+        return cls(names, terminal_array(instances, width), signs, function)
 
-    def currents(self, x, time):
+    def load(self, v, t):
         try:
-            value = float(self._value(list(x), time))
-            gradient = np.asarray(self._gradient(list(x), time), float)
-        except (OverflowError, ValueError, ZeroDivisionError):
-            value, gradient = np.nan, np.full(self.size, np.nan)  # Newton reports the failure
-        f = np.zeros(self.size)
-        jacobian = np.zeros((self.size, self.size))
-        for row, sign in zip(self.rows, self.signs):
-            f[row] += sign * value
-            jacobian[row] += sign * gradient
-        return f, jacobian
+            values, gradients = self.function(v.ravel().tolist(), t)
+            values = np.asarray(values, dtype=float)
+            gradients = np.asarray(gradients, dtype=float)
+        except (ArithmeticError, ValueError):   # Newton reports the failure
+            values = np.full(self.count, np.nan)
+            gradients = np.full(v.shape, np.nan)
+        return Load(self.signs * values[:, None], self.signs[:, :, None] * gradients[:, None, :])
+
+
+def _smooth(derivative):
+    """A derivative fit for Newton: steps (`Heaviside`) as piecewise values, and the
+    derivatives of steps and of floor/ceil (impulses) as zero."""
+    import sympy
+
+    derivative = derivative.replace(lambda e: isinstance(e, sympy.Derivative),
+                                    lambda e: sympy.Integer(0))
+    derivative = derivative.replace(sympy.DiracDelta, lambda *args: sympy.Integer(0))
+    return derivative.rewrite(sympy.Piecewise)
 
 
 @dataclass(eq=False)
@@ -99,28 +133,30 @@ class BehaviouralSource(Element):
         return self.kind == "v"
 
     def stamp(self, s) -> None:
-        import sympy
-
         if self.kind == "v":
             k = s.branch(self)
             s.G.incidence(*self.nodes, k)
             s.G.across(k, *self.nodes, 1)
-            indices, rows, signs = [k], [0], [-1.0]
+            terminals, rows = [k], ((0, -1.0),)
         else:
-            indices, rows, signs = [s.index_of(n) for n in self.nodes], [0, 1], [1.0, -1.0]
-        variables = [sympy.Symbol(f"z{i}", real=True) for i in range(len(indices))]
+            terminals = [s.index_of(n) for n in self.nodes]
+            terminals = [-1 if t is None else t for t in terminals]
+            rows = ((0, 1.0), (1, -1.0))
 
         def variable(index: int | None):
+            """The local symbol of unknown `index` (0 for the reference)."""
+            import sympy
+
             if index is None:
                 return sympy.Integer(0)
-            if index not in indices:
-                indices.append(index)
-                variables.append(sympy.Symbol(f"z{len(variables)}", real=True))
-            return variables[indices.index(index)]
+            if index not in terminals:
+                terminals.append(index)
+            return local_symbol(terminals.index(index))
 
         expression = self.expression.to_sympy(
             s.backend.symbol, lambda probe: self._probe(s, probe, variable), time_symbol())
-        s.nonlinear(Expression_(self.name, indices, rows, signs, expression, variables))
+        s.device(Behavioural, self.name, tuple(terminals),
+                 {"expression": expression, "rows": rows})
 
     def _probe(self, s, probe: Probe, variable):
         """A probe as a combination of the local variables of the unknowns it reads."""

@@ -1,5 +1,5 @@
 """The junction diode: SPICE's equations, junction-voltage limiting, depletion and diffusion
-charge."""
+charge, evaluated for every diode of a circuit at once."""
 
 from __future__ import annotations
 
@@ -9,114 +9,104 @@ from dataclasses import dataclass
 import numpy as np
 
 from mna.elements.base import Element, Role, two_terminal_edge
+from mna.elements.device import Device, Instance, Load, parameters, terminal_array
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
-from mna.nonlinear import NonlinearPart
 
 BOLTZMANN_OVER_CHARGE = 8.617333262e-5  # V/K
 NOMINAL_TEMPERATURE = 300.15  # K, SPICE's TNOM of 27 °C
+EXPONENT_LIMIT = 700.0   # exp() of more overflows: the current is held there
 
 DEFAULTS = {"is": 1e-14, "n": 1.0, "rs": 0.0, "cjo": 0.0, "vj": 1.0, "m": 0.5, "tt": 0.0,
             "bv": math.inf, "ibv": 1e-3, "fc": 0.5}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
+STAMP = np.array([[1.0, -1.0], [-1.0, 1.0]])   # a branch between the two terminals
 
 
-@dataclass(frozen=True)
-class DiodeModel:
-    """Numeric model parameters of one diode, area already applied."""
+def junction_limit(new: np.ndarray, old: np.ndarray, vte: np.ndarray,
+                   critical: np.ndarray) -> np.ndarray:
+    """SPICE's ``pnjlim``: a forward step in junction voltage above `critical` grows only
+    logarithmically."""
+    large = (new > critical) & (np.abs(new - old) > 2 * vte)
+    if not large.any():
+        return new
+    with np.errstate(divide="ignore", invalid="ignore"):
+        argument = 1 + (new - old) / vte
+        from_old = np.where(argument > 0, old + vte * np.log(np.maximum(argument, 1e-300)),
+                            critical)
+        from_zero = vte * np.log(np.maximum(new / vte, 1e-300))
+    return np.where(large, np.where(old > 0, from_old, from_zero), new)
 
-    saturation: float
-    emission: float
-    cjo: float
-    vj: float
-    grading: float
-    transit: float
-    breakdown: float
-    fc: float
-    gmin: float
 
-    @property
-    def vte(self) -> float:
-        return self.emission * BOLTZMANN_OVER_CHARGE * NOMINAL_TEMPERATURE
+class Diodes(Device):
+    """Every junction of a circuit: terminals (anode behind any series resistance, cathode)."""
 
-    @property
-    def critical(self) -> float:
-        """SPICE's ``vcrit``, above which a Newton step in junction voltage is limited."""
-        return self.vte * math.log(self.vte / (math.sqrt(2) * self.saturation))
+    width = 2
 
-    def current(self, vd: float) -> tuple[float, float]:
+    def __init__(self, names, terminals, saturation, emission, cjo, vj, grading, transit,
+                 breakdown, fc, gmin):
+        super().__init__(names, terminals)
+        self.saturation, self.cjo, self.vj, self.grading = saturation, cjo, vj, grading
+        self.transit, self.breakdown, self.fc, self.gmin = transit, breakdown, fc, gmin
+        self.vte = emission * BOLTZMANN_OVER_CHARGE * NOMINAL_TEMPERATURE
+        self.critical = self.vte * np.log(self.vte / (math.sqrt(2) * saturation))
+        self.stores = bool(np.any(cjo) or np.any(transit))
+
+    @classmethod
+    def build(cls, instances: list[Instance]) -> Diodes:
+        names = tuple(instance.name for instance in instances)
+        return cls(names, terminal_array(instances, cls.width), *parameters(
+            instances, "is", "n", "cjo", "vj", "m", "tt", "bv", "fc", "gmin"))
+
+    def limit(self, v, previous):
+        vd = v[:, 0] - v[:, 1]
+        old = np.zeros_like(vd) if previous is None else previous[:, 0] - previous[:, 1]
+        limited = junction_limit(vd, old, self.vte, self.critical)
+        if limited is vd:
+            return v
+        return np.stack([v[:, 1] + limited, v[:, 1]], axis=1)
+
+    def current(self, vd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Junction current and conductance (forward, reverse, breakdown; with gmin)."""
         vte, isat = self.vte, self.saturation
-        if vd >= -3 * vte:
-            exponential = math.exp(min(vd / vte, 700.0))
-            current, conductance = isat * (exponential - 1), isat * exponential / vte
-        elif vd >= -self.breakdown:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            exponential = np.exp(np.minimum(vd / vte, EXPONENT_LIMIT))
             cube = (3 * vte / (vd * math.e)) ** 3
-            current, conductance = -isat * (1 + cube), isat * 3 * cube / vd
-        else:
-            exponential = math.exp(min(-(self.breakdown + vd) / vte, 700.0))
-            current, conductance = -isat * exponential, isat * exponential / vte
+            broken = np.exp(np.minimum(-(self.breakdown + vd) / vte, EXPONENT_LIMIT))
+            forward = vd >= -3 * vte
+            reverse = ~forward & (vd >= -self.breakdown)
+            current = np.where(forward, isat * (exponential - 1),
+                               np.where(reverse, -isat * (1 + cube), -isat * broken))
+            conductance = np.where(forward, isat * exponential / vte,
+                                   np.where(reverse, isat * 3 * cube / vd, isat * broken / vte))
         return current + self.gmin * vd, conductance + self.gmin
 
-    def charge(self, vd: float, current: float, conductance: float) -> tuple[float, float]:
+    def charge(self, vd, current, conductance):
         """Depletion charge (linearised above ``fc*vj``) plus diffusion charge ``tt*id``."""
         q, c = self.transit * current, self.transit * conductance
-        if self.cjo:
-            vj, m, fc = self.vj, self.grading, self.fc
-            if vd < fc * vj:
-                ratio = 1 - vd / vj
-                q += self.cjo * vj * (1 - ratio ** (1 - m)) / (1 - m)
-                c += self.cjo * ratio ** -m
-            else:
-                f1 = vj * (1 - (1 - fc) ** (1 - m)) / (1 - m)
-                f2 = (1 - fc) ** (1 + m)
-                f3 = 1 - fc * (1 + m)
-                q += self.cjo * (f1 + (f3 * (vd - fc * vj)
-                                       + m / (2 * vj) * (vd**2 - (fc * vj) ** 2)) / f2)
-                c += self.cjo * (f3 + m * vd / vj) / f2
-        return q, c
+        vj, m, fc, cjo = self.vj, self.grading, self.fc, self.cjo
+        below = vd < fc * vj
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.maximum(1 - vd / vj, 1e-300)
+            q_low = cjo * vj * (1 - ratio ** (1 - m)) / (1 - m)
+            c_low = cjo * ratio ** -m
+            f1 = vj * (1 - (1 - fc) ** (1 - m)) / (1 - m)
+            f2 = (1 - fc) ** (1 + m)
+            f3 = 1 - fc * (1 + m)
+            q_high = cjo * (f1 + (f3 * (vd - fc * vj) + m / (2 * vj) * (vd**2 - (fc * vj) ** 2))
+                            / f2)
+            c_high = cjo * (f3 + m * vd / vj) / f2
+        return q + np.where(below, q_low, q_high), c + np.where(below, c_low, c_high)
 
-
-def limit_junction(new: float, old: float, vte: float, critical: float) -> float:
-    """SPICE's ``pnjlim``: a forward step in junction voltage grows only logarithmically."""
-    if new > critical and abs(new - old) > 2 * vte:
-        if old > 0:
-            argument = 1 + (new - old) / vte
-            return old + vte * math.log(argument) if argument > 0 else critical
-        return vte * math.log(new / vte)
-    return new
-
-
-class Junction(NonlinearPart):
-    """The junction between the (internal) anode and the cathode."""
-
-    def __init__(self, name: str, indices, model: DiodeModel):
-        super().__init__(name, indices)
-        self.model = model
-        self.reset()
-
-    def reset(self) -> None:
-        self.last = 0.0
-        self._limited = False
-
-    def limited(self) -> bool:
-        return self._limited
-
-    def currents(self, x, time):
-        vd = x[0] - x[1]
-        limited = limit_junction(vd, self.last, self.model.vte, self.model.critical)
-        self._limited = limited != vd
-        self.last = limited
-        current, conductance = self.model.current(limited)
-        current += conductance * (vd - limited)  # the linearisation at the limited voltage
-        return np.array([current, -current]), conductance * np.array([[1.0, -1.0], [-1.0, 1.0]])
-
-    def charges(self, x):
-        if not (self.model.cjo or self.model.transit):
-            return None
-        vd = x[0] - x[1]
-        q, c = self.model.charge(vd, *self.model.current(vd))
-        return np.array([q, -q]), c * np.array([[1.0, -1.0], [-1.0, 1.0]])
+    def load(self, v, t):
+        vd = v[:, 0] - v[:, 1]
+        current, conductance = self.current(vd)
+        f = current[:, None] * STAMP[0]
+        df = conductance[:, None, None] * STAMP
+        if not self.stores:
+            return Load(f, df)
+        q, c = self.charge(vd, current, conductance)
+        return Load(f, df, q[:, None] * STAMP[0], c[:, None, None] * STAMP)
 
 
 @dataclass(eq=False)
@@ -157,21 +147,17 @@ class Diode(Element):
         return ("junction",) if circuit.models[self.model].parameters.get("rs", 0.0) != 0.0 else ()
 
     def stamp(self, s) -> None:
-        model = self.numeric_model(s)
-        anode = self.nodes[0]
-        if self.internal_nodes(s.circuit):
-            anode = s.internal(self, "junction")
-            rs = s.value(s.circuit.models[self.model].parameters["rs"])
-            s.G.conductance(self.nodes[0], anode, s.value(self.area) / rs)
-        s.nonlinear(Junction(self.name, [s.index_of(anode), s.index_of(self.nodes[1])], model))
-
-    def numeric_model(self, s) -> DiodeModel:
         given = s.circuit.models[self.model].parameters
         p = {key: s.value(given[key]) if key in given else default
              for key, default in DEFAULTS.items()}
         area = s.value(self.area)
-        return DiodeModel(p["is"] * area, p["n"], p["cjo"] * area, p["vj"], p["m"], p["tt"],
-                          p["bv"], p["fc"], s.circuit.options.gmin)
+        anode = self.nodes[0]
+        if self.internal_nodes(s.circuit):
+            anode = s.internal(self, "junction")
+            s.G.conductance(self.nodes[0], anode, area / p["rs"])
+        s.device(Diodes, self.name, (anode, self.nodes[1]),
+                 {**p, "is": p["is"] * area, "cjo": p["cjo"] * area,
+                  "gmin": s.circuit.options.gmin})
 
     def through(self, s, row) -> None:
         self.fail("the diode current is not a linear function of the unknowns; "

@@ -34,7 +34,8 @@ from mna.units import read_number
 log = logging.getLogger(__name__)
 
 SKIPPED_CARDS = {".meas", ".measure", ".plot", ".width", ".four", ".probe", ".title"}
-OPTION_ALIASES = {"itl1": "maxiter", "gear": "gear2", "trapezoidal": "trap"}
+OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
+                  "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")
 
 

@@ -3,6 +3,8 @@ their breakpoints, and the CLI's --method / --plot on a transient."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -140,7 +142,7 @@ def test_cli_method_and_plot(tmp_path, method, capsys):
     assert (tmp_path / "out" / "tran.csv").read_text().startswith("time,")
     png = (tmp_path / "out" / "tran.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "TRAN: 301 points" in capsys.readouterr().out
+    assert re.search(r"TRAN: \d+ points", capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("times", ["0 0 1m 1 0.5m 3 2m 0", "0 0 {t1} 1 0.5m 3"])

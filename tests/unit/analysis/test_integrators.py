@@ -47,7 +47,7 @@ NORTON_RC = """sine into an RC (Norton form, so C is invertible and forward Eule
 I1 0 n SIN(0 1 0.5)
 R1 n 0 1
 C1 n 0 1 IC=0
-.options method={method}
+.options method={method} stepcontrol=fixed
 .tran {h} 2 uic
 """
 
@@ -83,7 +83,7 @@ Ra n1 0 {R1}
 Ca n1 0 {C1} IC=0
 Rb n1 n2 {R2}
 Cb n2 0 {C2} IC=0
-.options method={{method}}
+.options method={{method}} stepcontrol=fixed
 .tran {{h}} {{tstop}} uic
 """
 

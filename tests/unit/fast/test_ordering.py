@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from mna.ordering import nested_dissection
+from mna.fast.ordering import nested_dissection
 
 
 def chain(n: int) -> sp.csc_matrix:

@@ -1,0 +1,228 @@
+"""The step controller: one for every transient, in the spirit of scipy.integrate's
+`OdeSolver`: it owns the step size, the breakpoints, the restarts after them, accepting
+and rejecting steps, and the truncation-error estimate; how a step's equations are solved
+is a strategy it is given (`StepSolver`: one linear solve, Newton, or a semi-implicit solve).
+
+A step of the linear multistep method from ``t`` to ``t + h`` solves
+``gamma Q(x) + G x + f(x, t + h) = B u(t + h) + history`` (see `integrators`), so the
+controller keeps the charges ``Q`` and their rates ``Q'`` of the last points, and nothing
+of circuits. Adaptive steps (SPICE's way) are chosen by the truncation error, never exceed
+`hmax`, land on every breakpoint and restart there with backward Euler from a short step;
+fixed steps (``stepcontrol=fixed``) keep one size on the grid ``n h`` and restart after
+each breakpoint they pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from mna.analysis.integrators import LinearMultistep, method, truncation_step
+from mna.analysis.newton import NewtonFailure
+from mna.errors import ConvergenceError
+
+log = logging.getLogger(__name__)
+
+RETRY_SHRINK = 8.0     # a step whose solve fails is retried this many times shorter
+REJECT_BELOW = 0.9     # a step is rejected when the error allows less than this of it
+GROWTH = 2.0           # a step may be at most this many times the previous one
+RESTART_FRACTION = 0.1  # after a breakpoint, of the step before it and of the gap to the next
+# a fixed-step run's restart: where each of its steps ends, as a fraction of the grid step,
+# and its method: two backward-Euler quarter steps, then a trapezoidal half step, all on the
+# matrix of the trapezoidal rule's full step (backward Euler damps what the corner excites)
+FIXED_RESTART = ((0.25, "be"), (0.5, "be"), (1.0, "trap"))
+
+
+class StepSolver(Protocol):
+    """A strategy that solves one step's equations."""
+
+    unknowns: tuple[str, ...]
+    stores: np.ndarray    # the equations that hold a charge (their error is estimated)
+
+    def step(self, gamma: float, rhs: np.ndarray, guess: np.ndarray, previous: np.ndarray,
+             time: float) -> np.ndarray:
+        """`x` with ``gamma Q(x) + G x + f(x, time) = rhs``, from `guess` (the previous
+        point is `previous`); raises `NewtonFailure`."""
+
+    def explicit_step(self, charge: np.ndarray, time: float) -> np.ndarray:
+        """`x` with ``Q(x) = charge`` (an explicit method's step)."""
+
+    def charges(self, x: np.ndarray, time: float) -> np.ndarray:
+        """``Q(x) = C x + q(x)``."""
+
+    def currents(self, x: np.ndarray, time: float) -> np.ndarray:
+        """``G x + f(x, time)``."""
+
+    def step_size(self, h: float) -> float:
+        """The step it would rather take where `h` is allowed (at most `h`): a linear
+        solver keeps to a few sizes, each factored once."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How steps are chosen: adaptively within `hmax`, or all equal to `hmax`
+    (`adaptive` False); the tolerances ``(reltol, abstol, chgtol, trtol)``; the smallest
+    step before the run gives up."""
+
+    adaptive: bool
+    hmax: float
+    hmin: float
+    tolerances: tuple[float, float, float, float]
+    first: float
+
+
+class Inputs(Protocol):
+    def __call__(self, time: float, before: bool = False) -> np.ndarray:
+        """``B u`` at `time` (the limit from the left with `before`)."""
+
+
+@dataclass
+class Statistics:
+    accepted: int = 0
+    rejected: int = 0
+    failed: int = 0
+
+
+def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np.ndarray,
+              flow0: np.ndarray, tstop: float, breakpoints: np.ndarray, policy: Policy,
+              accept: Callable[[float, np.ndarray], None]) -> Statistics:
+    """Integrate from the state `x0` (charge rates `flow0`) at t = 0 to `tstop`, calling
+    `accept(t, x)` at every accepted point (t = 0 included); `drive(t)` gives ``B u``."""
+    stats = Statistics()
+    keep = scheme.order + 2
+    times: deque[float] = deque([0.0], maxlen=keep)
+    charges: deque[np.ndarray] = deque([solver.charges(x0, 0.0)], maxlen=keep)
+    flows: deque[np.ndarray] = deque([flow0], maxlen=keep)
+    states: deque[np.ndarray] = deque([x0], maxlen=2)
+    targets = _targets(breakpoints, tstop, policy)
+    accept(0.0, x0)
+    starter = method(scheme.starter) if scheme.starter else scheme
+    t, since_restart, next_target = 0.0, 0, 0
+    restart_from = 0.0     # a fixed run's grid time where its last restart began
+    h = policy.first
+    progress = _progress(tstop)
+    while t < tstop * (1 - 1e-12):
+        while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:
+            next_target += 1
+        target = targets[next_target]
+        if policy.adaptive:
+            h = min(h, policy.hmax)
+            landing = t + h >= target - policy.hmin
+            if landing:
+                h = target - t
+            elif t + 2 * h > target:      # no sliver of a step before the breakpoint
+                h = solver.step_size((target - t) / 2)
+            else:
+                h = solver.step_size(h)
+            t_new = target if landing else t + h
+            use = scheme if since_restart >= max(1, scheme.steps - 1) else starter
+        else:   # the grid n hmax; a grid time within round-off of a breakpoint is on it
+            use = scheme
+            t_new = min((round(restart_from / policy.hmax) + 1) * policy.hmax, tstop)
+            if scheme.starter and since_restart < len(FIXED_RESTART):
+                end, name = FIXED_RESTART[since_restart]
+                use = method(name)
+                t_new = restart_from + end * (t_new - restart_from)
+            landing = abs(target - t_new) <= 1e-9 * policy.hmax
+            t_new = target if landing else t_new
+            h = t_new - t
+        alpha, beta = use.coefficients(h / (times[-1] - times[-2]) if len(times) > 1 else 1.0)
+        # the past's share of the step: sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j}), j >= 1
+        past = sum(alpha[j] * charges[-j] - h * beta[j] * flows[-j] for j in range(1, len(alpha)))
+        applied = drive(t_new, before=landing)
+        guess = states[-1] if len(states) < 2 else (
+            states[-1] + (states[-1] - states[-2]) * h / (times[-1] - times[-2]))
+        try:
+            if use.explicit:
+                x = solver.explicit_step(-past / alpha[0], t_new)
+                charge = solver.charges(x, t_new)
+                flow = applied - solver.currents(x, t_new)
+            else:
+                gamma, history = alpha[0] / (h * beta[0]), -past / (h * beta[0])
+                x = solver.step(gamma, applied + history, guess, states[-1], t_new)
+                charge = solver.charges(x, t_new)
+                flow = gamma * charge - history
+        except NewtonFailure as failure:
+            stats.failed += 1
+            h /= RETRY_SHRINK
+            since_restart = 0
+            if h < policy.hmin or not policy.adaptive:
+                raise ConvergenceError(
+                    f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); "
+                    f"largest residuals in {failure.worst(solver.unknowns)}; tried "
+                    f"{stats.failed} shorter steps, down to {h * RETRY_SHRINK:.3g} s") from None
+            continue
+        allowed = h * GROWTH
+        if policy.adaptive and len(times) >= use.order + 1:
+            allowed = min(allowed, truncation_step(use, [*times, t_new], [*charges, charge],
+                                                   [*flows, flow], policy.tolerances,
+                                                   solver.stores))
+            if allowed < REJECT_BELOW * h:
+                stats.rejected += 1
+                h = max(allowed, h / RETRY_SHRINK)
+                if h < policy.hmin:
+                    raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
+                                           f"(the truncation error allows {allowed:.3g} s)")
+                continue
+        times.append(t_new)
+        charges.append(charge)
+        flows.append(flow)
+        states.append(x)
+        if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
+            accept(t_new, x)                                 # are not on its grid
+        stats.accepted += 1
+        since_restart += 1
+        previous, t = h, t_new
+        h = allowed
+        if progress is not None:
+            progress.update(t - progress.n)
+        corner = landing or _passed(breakpoints, t - previous, t)
+        if policy.adaptive:
+            if corner and t < tstop * (1 - 1e-12):
+                since_restart = 0    # restart with the starter, from a short step
+                gap = targets[min(next_target + 1, len(targets) - 1)] - t
+                h = min(h, RESTART_FRACTION * min(previous, gap if gap > 0 else previous))
+        else:
+            if _on_grid(t, policy.hmax):
+                restart_from = t
+            if corner and since_restart >= len(FIXED_RESTART):   # not within a restart
+                since_restart = 0
+    if progress is not None:
+        progress.close()
+    log.info("transient: %d steps accepted, %d rejected by the truncation error, %d retried "
+             "after Newton failed", stats.accepted, stats.rejected, stats.failed)
+    return stats
+
+
+def _targets(breakpoints: np.ndarray, tstop: float, policy: Policy) -> np.ndarray:
+    """Where adaptive steps must land: the breakpoints inside the run, merged where closer
+    than the smallest step, and `tstop` (then a sentinel)."""
+    inside = np.sort(breakpoints[(breakpoints > policy.hmin) & (breakpoints < tstop)])
+    if len(inside):
+        inside = inside[np.r_[True, np.diff(inside) > policy.hmin]]
+    return np.r_[inside, tstop, np.inf]
+
+
+def _on_grid(t: float, h: float) -> bool:
+    return abs(t / h - round(t / h)) <= 1e-9
+
+
+def _passed(breakpoints: np.ndarray, start: float, end: float) -> bool:
+    """Whether a fixed step from `start` to `end` passed a breakpoint (it restarts after)."""
+    return bool(np.any((breakpoints > start) & (breakpoints <= end)))
+
+
+def _progress(total: float):
+    """A tqdm bar on a terminal (and when warnings are shown), else nothing."""
+    if not sys.stderr.isatty() or not logging.getLogger("mna").isEnabledFor(logging.WARNING):
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="tran", unit="s", leave=False, file=sys.stderr,
+                bar_format="{l_bar}{bar}| t={n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")

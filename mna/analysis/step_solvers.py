@@ -1,0 +1,111 @@
+"""How one time step's equations ``gamma Q(x) + G x + f(x, t) = rhs`` are solved: the
+strategies that the step controller (`controller.run_steps`) is given.
+
+* `LinearSteps`: a linear system, ``gamma C + G`` factored once per step size and kept; it
+  asks the controller for steps of a few sizes (``hmax`` halved k times), so that a run
+  factors a handful of times.
+* `NewtonSteps`: Newton's method on the pattern fixed once (`Equations`).
+* `SemiImplicitSteps`: MTT's linearly implicit steps, one linearised solve per step with the
+  Jacobian of every step (``linearise=step``) or of t = 0 (``linearise=once``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+from mna.analysis.equations import Equations
+from mna.analysis.newton import Newton
+from mna.linalg import Factors
+
+CACHE = 32   # factorisations kept, by step size
+
+
+class LinearSteps:
+    """Steps of a linear system, each one solve with factors kept by `gamma`."""
+
+    def __init__(self, equations: Equations, hmax: float):
+        self.equations = equations
+        self.unknowns = equations.unknowns
+        self.stores = equations.stores
+        self.hmax = hmax
+        self._factors: OrderedDict[float, Factors] = OrderedDict()
+        self.factorizations = 0
+
+    def step_size(self, h: float) -> float:
+        """The largest ``hmax / 2**k`` not above `h`."""
+        if h >= self.hmax:
+            return self.hmax
+        return self.hmax * 2.0 ** -math.ceil(math.log2(self.hmax / h) - 1e-12)
+
+    def _factored(self, gamma: float) -> Factors:
+        key = float(f"{gamma:.12g}")   # steps of one size differ in their last digits
+        found = self._factors.get(key)
+        if found is None:
+            eq = self.equations
+            data = eq.c_data.copy() if math.isinf(key) else eq.g_data + key * eq.c_data
+            found = self._factors[key] = eq.factor(data)
+            self.factorizations += 1
+            if len(self._factors) > CACHE:
+                self._factors.popitem(last=False)
+        else:
+            self._factors.move_to_end(key)
+        return found
+
+    def step(self, gamma, rhs, guess, previous, time):
+        return self._factored(gamma).solve(rhs)
+
+    def explicit_step(self, charge, time):
+        return self._factored(math.inf).solve(charge)
+
+    def charges(self, x, time):
+        return self.equations.system.c.product(x)
+
+    def currents(self, x, time):
+        return self.equations.system.g.product(x)
+
+
+class NewtonSteps:
+    """Steps of a nonlinear system by Newton's method (at most `iterations` per step)."""
+
+    def __init__(self, equations: Equations, iterations: int):
+        self.equations = equations
+        self.unknowns = equations.unknowns
+        self.stores = equations.stores
+        self.newton = Newton(equations)
+        self.iterations = iterations
+
+    def step_size(self, h: float) -> float:
+        return h
+
+    def step(self, gamma, rhs, guess, previous, time):
+        return self.newton.solve(rhs, guess, gamma=gamma, time=time, limit=self.iterations,
+                                 settled=previous)
+
+    def explicit_step(self, charge, time):
+        raise NotImplementedError("an explicit method cannot solve nonlinear charges")
+
+    def charges(self, x, time):
+        return self.equations.charges(x, time)
+
+    def currents(self, x, time):
+        return self.equations.currents(x, time)
+
+
+class SemiImplicitSteps(NewtonSteps):
+    """One linearised solve per step, from the predicted point: the Jacobian there
+    (``once=False``) or the first step's, factored once (``once=True``)."""
+
+    def __init__(self, equations: Equations, once: bool):
+        super().__init__(equations, iterations=1)
+        self.once = once
+        self._frozen: tuple[float, Factors] | None = None
+
+    def step(self, gamma, rhs, guess, previous, time):
+        if not self.once:
+            return self.newton.solve(rhs, guess, gamma=gamma, time=time, iterations=1)
+        if self._frozen is None or self._frozen[0] != gamma:
+            self._frozen = (gamma, self.equations.factor(self.newton.jacobian(guess, gamma,
+                                                                             time)))
+        residual = self.newton.residual(guess, rhs, gamma, time)
+        return guess - self._frozen[1].solve(residual)

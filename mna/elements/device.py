@@ -1,0 +1,85 @@
+"""The device-load interface: how a nonlinear element kind gives its contributions.
+
+The system is ``G x + f(x, t) + d/dt (C x + q(x)) = B u``. A nonlinear element stamps its
+linear part as any element does and hands assembly an `Instance` of its `Device` kind: the
+unknowns it touches (its *terminals*, -1 for the reference) and its parameters as numbers.
+Assembly builds one `Device` per kind from all its instances (`Device.build`), and the
+analyses evaluate each kind for all its instances in one vectorised call:
+
+    load(v, t, limits) -> Load(f, df, q, dq)
+
+with `v` the terminal values, shape ``(count, width)``; `f` and `q` the contributions to the
+terminals' equations, shape ``(count, width)``; `df`, `dq` their derivatives by the terminal
+values, shape ``(count, width, width)`` (``q`` and ``dq`` None for a kind that stores
+nothing). The analyses scatter them into the residual and the Jacobian through index arrays
+made once; no analysis loops over elements.
+
+A kind whose equations need Newton's steps held back (a junction's exponential) overrides
+`limit`, given the terminal values of this and of the previous iteration. To add a kind:
+subclass `Device`, set `width`, write `build` (stack the instances' parameters into arrays)
+and `load`, and stamp `s.device(YourDevice, name, terminals, parameters)` from the element.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+
+class Instance(NamedTuple):
+    """One element's share of a device kind: its name, terminal unknowns, parameters."""
+
+    name: str
+    terminals: tuple[int, ...]   # unknown numbers, -1 for the reference
+    parameters: dict[str, object]   # numbers (an expression, for behavioural sources)
+
+
+class Load(NamedTuple):
+    """A kind's contributions at the terminal values: see the module docstring."""
+
+    f: np.ndarray
+    df: np.ndarray
+    q: np.ndarray | None = None
+    dq: np.ndarray | None = None
+
+
+class Device:
+    """All instances of one nonlinear element kind."""
+
+    width: ClassVar[int] = 0   # terminals per instance
+
+    def __init__(self, names: tuple[str, ...], terminals: np.ndarray):
+        self.names = names
+        self.terminals = terminals
+        self.stores = False   # whether `load` gives charges
+
+    @classmethod
+    def build(cls, instances: list[Instance]) -> Device:
+        raise NotImplementedError
+
+    @property
+    def count(self) -> int:
+        return len(self.names)
+
+    def load(self, v: np.ndarray, t: float) -> Load:
+        raise NotImplementedError
+
+    def limit(self, v: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
+        """The terminal values to evaluate at, given Newton's new ones and those it was
+        evaluated at in the previous iteration (None at a solve's start)."""
+        return v
+
+
+def terminal_array(instances: list[Instance], width: int) -> np.ndarray:
+    """The instances' terminals as an array ``(count, width)``, padded with -1."""
+    terminals = np.full((len(instances), width), -1, dtype=np.int64)
+    for row, instance in enumerate(instances):
+        terminals[row, :len(instance.terminals)] = instance.terminals
+    return terminals
+
+
+def parameters(instances: list[Instance], *names: str) -> list[np.ndarray]:
+    """Each named parameter of every instance, as one array per name."""
+    return [np.array([instance.parameters[name] for instance in instances], dtype=float)
+            for name in names]
