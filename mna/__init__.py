@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mna.analysis import perform
-from mna.analysis.sweep import run_stepped
 from mna.assembly import assemble
 from mna.circuit import Circuit
 from mna.errors import (
@@ -62,6 +61,8 @@ def read_string(text: str, filename: str = "<string>") -> Circuit:
 def run(circuit: Circuit) -> list[Result]:
     """Perform every analysis the netlist asks for, in order (at every ``.step`` point)."""
     if circuit.steps:
+        from mna.analysis.sweep import run_stepped  # loaded only for .step
+
         return run_stepped(circuit)
     return [perform(request, circuit) for request in circuit.analyses]
 

@@ -29,6 +29,7 @@ from mna.analysis.integrators import LinearMultistep, method
 from mna.analysis.step_solvers import LinearSteps, NewtonSteps, SemiImplicitSteps
 from mna.assembly import NumericBackend, assemble
 from mna.errors import NetlistError, SingularSystemError
+from mna.linalg import factor
 from mna.netlist.requests import check_count
 from mna.results import TableResult
 
@@ -188,8 +189,6 @@ def _breakpoints(system, tstep: float, tstop: float) -> np.ndarray:
 def _check_forward_euler(system, h: float, solver: str) -> None:
     """Refuse a singular C (x' has no explicit formula); warn above the stability limit."""
     import scipy.sparse as sp
-
-    from mna.linalg import factor
 
     C, G = sp.csc_matrix(system.C), sp.csc_matrix(system.G)
     empty = np.flatnonzero(np.diff(C.tocsr().indptr) == 0)

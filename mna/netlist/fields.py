@@ -42,7 +42,7 @@ class Scope:
         key = word.lower()
         if key in GROUND_ALIASES:
             return GROUND
-        if key in self.globals:
+        if not self.prefix or key in self.globals:
             return key
         return self.nodes.get(key) or self.prefix.lower() + key
 
@@ -74,7 +74,8 @@ class FieldReader:
         self.scope = scope
         self.usage = usage
         self._note_node = note_node
-        self.assigns = {assign.name.lower(): assign for assign in card.options}
+        self.assigns = ({assign.name.lower(): assign for assign in card.options}
+                        if card.options else {})
         self.index = 0
 
     @property
