@@ -66,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--plot", action="store_true", help="also write a PNG per analysis (needs -o)")
     run.add_argument("--method", choices=OPTION_CHOICES["method"],
                      help="integration method (overrides .options method=)")
+    run.add_argument("--interp", action="store_true",
+                     help="transient tables on the tstep grid (as .options interp)")
 
     check = commands.add_parser("check", parents=[common],
                                 help="parse and elaborate without analysing")
@@ -202,8 +204,10 @@ def _print_models(circuit, symbolic: bool, fmt: str) -> int:
 
 
 def _run(circuit, args) -> int:
-    if args.method:
-        options = dataclasses.replace(circuit.options, method=args.method)
+    if args.method or args.interp:
+        options = dataclasses.replace(circuit.options, method=args.method or
+                                      circuit.options.method,
+                                      interp=args.interp or circuit.options.interp)
         circuit = dataclasses.replace(circuit, options=options)
     if not circuit.analyses:
         log.warning("%s: the netlist asks for no analysis (%s)", circuit.path,

@@ -253,6 +253,34 @@ class Expression:
         expression = Expression(tuple(program), self.text, self.location)
         return expression.evaluate({}) if expression.is_constant else expression
 
+    def switches(self) -> list[tuple[str, Expression]]:
+        """Where the expression changes its form: each ``(kind, g)`` with g an expression
+        that crosses zero there. Kinds: ``"zero"`` (a comparison, min, max, abs, sign, the
+        condition of if) and ``"integer"`` (floor, ceil: g crosses every whole number)."""
+        found: list[tuple[str, Expression]] = []
+        starts: list[int] = []   # where each value on the stack began in the program
+        for index, step in enumerate(self.program):
+            if step.code != "apply":
+                starts.append(index)
+                continue
+            name = step.argument
+            arity = (FUNCTIONS.get(name) or OPERATORS[name]).arity
+            begins = starts[len(starts) - arity:]
+            del starts[len(starts) - arity:]
+            parts = [self.program[a:b] for a, b in zip(begins, [*begins[1:], index])]
+            if name in RELATIONS or name in ("min", "max"):
+                difference = (*parts[0], *parts[1], Instruction("apply", "-", step.offset))
+                found.append(("zero", self._part(difference)))
+            elif name in ("abs", "sign", "if", "?"):
+                found.append(("zero", self._part(parts[0])))
+            elif name in ("floor", "ceil"):
+                found.append(("integer", self._part(parts[0])))
+            starts.append(begins[0] if begins else index)
+        return found
+
+    def _part(self, program) -> Expression:
+        return Expression(tuple(program), self.text, self.location)
+
     def to_sympy(self, name: Callable[[str], object], probe: Callable[[Probe], object] | None
                  = None, time: object = None):
         """The sympy expression: `name` gives a parameter's value or symbol (None: the

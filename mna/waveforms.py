@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from mna.errors import NetlistError
 from mna.expr import Expression
 
 
@@ -180,7 +181,9 @@ class PiecewiseLinear(Waveform):
 
 @dataclass(frozen=True)
 class TimeExpression(Waveform):
-    """``{expr}`` of ``time`` and parameters."""
+    """``{expr}`` of ``time`` and parameters. Its breakpoints are where a comparison, min,
+    max, abs, sign, if, floor or ceil in it switches: the roots of their switching functions,
+    found on a grid of `SAMPLES` points and refined by bisection to round-off."""
 
     def resolve(self, backend):
         """Parameters put in (`backend.values`); `time` stays."""
@@ -194,3 +197,52 @@ class TimeExpression(Waveform):
         times = np.asarray(t, float)
         return np.array([expression.evaluate({}, time) for time in times.ravel()]).reshape(
             times.shape)
+
+    def values_before(self, t, tstep, tstop):
+        """The limits from the left: the expression just before `t` (a relative 1e-9
+        earlier, far below any step, far above the round-off of a breakpoint)."""
+        times = np.asarray(t, float)
+        return self.values(times - BEFORE * np.abs(times), tstep, tstop)
+
+    def breakpoints(self, tstep, tstop):
+        (expression,) = self.args
+        if not isinstance(expression, Expression):
+            return np.empty(0)
+        grid = np.linspace(0.0, tstop, SAMPLES + 1)
+        found: list[float] = []
+        for kind, switch in expression.switches():
+            values = np.array([switch.evaluate({}, time) for time in grid])
+            levels = np.floor(values) if kind == "integer" else np.sign(values)
+            for k in np.flatnonzero(levels[1:] != levels[:-1]):
+                if kind == "zero":
+                    found.append(_root(switch, 0.0, grid[k], grid[k + 1]))
+                    continue
+                rising = values[k + 1] > values[k]
+                for level in range(int(levels[k]) + rising, int(levels[k + 1]) + rising,
+                                   1 if rising else -1):
+                    found.append(_root(switch, float(level), grid[k], grid[k + 1]))
+                if len(found) > MAX_BREAKPOINTS:
+                    raise NetlistError(f"{{{expression.text}}} switches more than "
+                                       f"{MAX_BREAKPOINTS} times before tstop",
+                                       expression.location)
+        points = np.unique(found)
+        return points[(points > 0) & (points <= tstop)]
+
+
+SAMPLES = 4000          # where a time expression's switching functions are looked at
+MAX_BREAKPOINTS = 100_000
+BEFORE = 1e-9
+
+
+def _root(switch: Expression, level: float, low: float, high: float) -> float:
+    """The time in [low, high] where `switch` crosses `level`, by bisection."""
+    below = switch.evaluate({}, low) < level
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if (switch.evaluate({}, middle) < level) == below:
+            low = middle
+        else:
+            high = middle
+    return high

@@ -37,6 +37,8 @@ RESTART_FRACTION = 0.1  # after a breakpoint, of the step before it and of the g
 # and its method: two backward-Euler quarter steps, then a trapezoidal half step, all on the
 # matrix of the trapezoidal rule's full step (backward Euler damps what the corner excites)
 FIXED_RESTART = ((0.25, "be"), (0.5, "be"), (1.0, "trap"))
+EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign is located
+LOCATE_ITERATIONS = 100
 
 
 class StepSolver(Protocol):
@@ -58,6 +60,15 @@ class StepSolver(Protocol):
 
     def currents(self, x: np.ndarray, time: float) -> np.ndarray:
         """``G x + f(x, time)``."""
+
+    def switching(self, x: np.ndarray, time: float) -> np.ndarray:
+        """The devices' switching functions (`mna.elements.device`)."""
+
+    def modes(self) -> np.ndarray:
+        """The devices' modes in force, one per switching function."""
+
+    def set_modes(self, modes: np.ndarray) -> None:
+        """Put `modes` in force."""
 
     def step_size(self, h: float) -> float:
         """The step it would rather take where `h` is allowed (at most `h`): a linear
@@ -87,26 +98,64 @@ class Statistics:
     accepted: int = 0
     rejected: int = 0
     failed: int = 0
+    events: int = 0
+
+
+class _Step:
+    """One step's outcome: the new point, its charges and their rates, and its switching
+    functions."""
+
+    def __init__(self, x, charge, flow, switching):
+        self.x, self.charge, self.flow, self.switching = x, charge, flow, switching
 
 
 def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np.ndarray,
               flow0: np.ndarray, tstop: float, breakpoints: np.ndarray, policy: Policy,
-              accept: Callable[[float, np.ndarray], None]) -> Statistics:
+              accept: Callable[[float, np.ndarray, bool], None]) -> Statistics:
     """Integrate from the state `x0` (charge rates `flow0`) at t = 0 to `tstop`, calling
-    `accept(t, x)` at every accepted point (t = 0 included); `drive(t)` gives ``B u``."""
+    `accept(t, x, before)` at every accepted point (t = 0 included; `before`: it is a
+    breakpoint, where the step saw the sources' values before it); `drive(t, before)` gives
+    ``B u``.
+
+    When a device's switching function changes sign within a step, the step is shortened
+    by regula falsi until it ends within `EVENT_FRACTION` of `hmax` after the change; there
+    the device's mode changes and the integration restarts, as after a breakpoint.
+    """
     stats = Statistics()
     keep = scheme.order + 2
     times: deque[float] = deque([0.0], maxlen=keep)
     charges: deque[np.ndarray] = deque([solver.charges(x0, 0.0)], maxlen=keep)
     flows: deque[np.ndarray] = deque([flow0], maxlen=keep)
     states: deque[np.ndarray] = deque([x0], maxlen=2)
+    switching = solver.switching(x0, 0.0)
     targets = _targets(breakpoints, tstop, policy)
-    accept(0.0, x0)
+    accept(0.0, x0, False)
     starter = method(scheme.starter) if scheme.starter else scheme
     t, since_restart, next_target = 0.0, 0, 0
     restart_from = 0.0     # a fixed run's grid time where its last restart began
     h = policy.first
     progress = _progress(tstop)
+
+    def attempt(use: LinearMultistep, h: float, t_new: float, landing: bool) -> _Step:
+        """The step of `use` from t to `t_new` (raises `NewtonFailure`); one that lands on a
+        breakpoint sees the sources' values before it."""
+        alpha, beta = use.coefficients(h / (times[-1] - times[-2]) if len(times) > 1 else 1.0)
+        # the past's share of the step: sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j}), j >= 1
+        past = sum(alpha[j] * charges[-j] - h * beta[j] * flows[-j] for j in range(1, len(alpha)))
+        applied = drive(t_new, before=landing and t_new in breakpoints)
+        if use.explicit:
+            x = solver.explicit_step(-past / alpha[0], t_new)
+            charge = solver.charges(x, t_new)
+            flow = applied - solver.currents(x, t_new)
+        else:
+            guess = states[-1] if len(states) < 2 else (
+                states[-1] + (states[-1] - states[-2]) * h / (times[-1] - times[-2]))
+            gamma, history = alpha[0] / (h * beta[0]), -past / (h * beta[0])
+            x = solver.step(gamma, applied + history, guess, states[-1], t_new)
+            charge = solver.charges(x, t_new)
+            flow = gamma * charge - history
+        return _Step(x, charge, flow, solver.switching(x, t_new))
+
     while t < tstop * (1 - 1e-12):
         while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:
             next_target += 1
@@ -114,7 +163,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         if policy.adaptive:
             h = min(h, policy.hmax)
             landing = t + h >= target - policy.hmin
-            if landing:
+            if landing:   # onto a breakpoint (or tstop)
                 h = target - t
             elif t + 2 * h > target:      # no sliver of a step before the breakpoint
                 h = solver.step_size((target - t) / 2)
@@ -132,22 +181,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             landing = abs(target - t_new) <= 1e-9 * policy.hmax
             t_new = target if landing else t_new
             h = t_new - t
-        alpha, beta = use.coefficients(h / (times[-1] - times[-2]) if len(times) > 1 else 1.0)
-        # the past's share of the step: sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j}), j >= 1
-        past = sum(alpha[j] * charges[-j] - h * beta[j] * flows[-j] for j in range(1, len(alpha)))
-        applied = drive(t_new, before=landing)
-        guess = states[-1] if len(states) < 2 else (
-            states[-1] + (states[-1] - states[-2]) * h / (times[-1] - times[-2]))
         try:
-            if use.explicit:
-                x = solver.explicit_step(-past / alpha[0], t_new)
-                charge = solver.charges(x, t_new)
-                flow = applied - solver.currents(x, t_new)
-            else:
-                gamma, history = alpha[0] / (h * beta[0]), -past / (h * beta[0])
-                x = solver.step(gamma, applied + history, guess, states[-1], t_new)
-                charge = solver.charges(x, t_new)
-                flow = gamma * charge - history
+            step = attempt(use, h, t_new, landing)
         except NewtonFailure as failure:
             stats.failed += 1
             h /= RETRY_SHRINK
@@ -160,8 +195,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             continue
         allowed = h * GROWTH
         if policy.adaptive and len(times) >= use.order + 1:
-            allowed = min(allowed, truncation_step(use, [*times, t_new], [*charges, charge],
-                                                   [*flows, flow], policy.tolerances,
+            allowed = min(allowed, truncation_step(use, [*times, t_new], [*charges, step.charge],
+                                                   [*flows, step.flow], policy.tolerances,
                                                    solver.stores))
             if allowed < REJECT_BELOW * h:
                 stats.rejected += 1
@@ -170,19 +205,31 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
                                            f"(the truncation error allows {allowed:.3g} s)")
                 continue
+        switched = _crossed(switching, step.switching, solver.modes())
+        if switched.any():
+            h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
+                                     EVENT_FRACTION * policy.hmax)
+            landing = False
         times.append(t_new)
-        charges.append(charge)
-        flows.append(flow)
-        states.append(x)
+        charges.append(step.charge)
+        flows.append(step.flow)
+        states.append(step.x)
         if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
-            accept(t_new, x)                                 # are not on its grid
+            accept(t_new, step.x, landing and t_new in breakpoints)   # are not on its grid
         stats.accepted += 1
         since_restart += 1
         previous, t = h, t_new
         h = allowed
         if progress is not None:
             progress.update(t - progress.n)
-        corner = landing or _passed(breakpoints, t - previous, t)
+        switching = step.switching
+        if switched.any():
+            modes = solver.modes()
+            changed = _crossed(modes, switching, modes)
+            modes[changed] = -modes[changed]
+            solver.set_modes(modes)
+            stats.events += 1
+        corner = landing or switched.any() or _passed(breakpoints, t - previous, t)
         if policy.adaptive:
             if corner and t < tstop * (1 - 1e-12):
                 since_restart = 0    # restart with the starter, from a short step
@@ -196,8 +243,42 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     if progress is not None:
         progress.close()
     log.info("transient: %d steps accepted, %d rejected by the truncation error, %d retried "
-             "after Newton failed", stats.accepted, stats.rejected, stats.failed)
+             "after Newton failed, %d switching events", stats.accepted, stats.rejected,
+             stats.failed, stats.events)
     return stats
+
+
+def _crossed(before: np.ndarray, after: np.ndarray, modes: np.ndarray) -> np.ndarray:
+    """The switching functions whose sign now differs from their mode's (one that was zero
+    when the mode was set has not crossed yet)."""
+    if not len(modes):
+        return np.zeros(0, bool)
+    return (np.sign(after) * modes < 0) & (before != 0)
+
+
+def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarray,
+            step: _Step, solver: StepSolver, tolerance: float) -> tuple[float, float, _Step]:
+    """The step from `t` that ends within `tolerance` after the first change of sign of a
+    switching function in a step of `h` (regula falsi with the Illinois rule, on the step
+    size; each trial is a full step from `t`)."""
+    modes = solver.modes()
+    low, high = 0.0, h
+    low_values, high_values = before, step.switching
+    kept = step
+    for _ in range(LOCATE_ITERATIONS):
+        if high - low <= tolerance:
+            break
+        crossing = _crossed(before, high_values, modes)
+        fractions = low_values[crossing] / (low_values[crossing] - high_values[crossing])
+        trial = low + float(np.clip(np.min(fractions), 0.05, 0.95)) * (high - low)
+        outcome = attempt(use, trial, t + trial, False)
+        if _crossed(before, outcome.switching, modes).any():
+            high, high_values, kept = trial, outcome.switching, outcome
+            low_values = low_values / 2    # Illinois: no side is kept forever
+        else:
+            low, low_values = trial, outcome.switching
+            high_values = high_values / 2
+    return high, t + high, kept
 
 
 def _targets(breakpoints: np.ndarray, tstop: float, policy: Policy) -> np.ndarray:

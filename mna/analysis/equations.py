@@ -160,6 +160,38 @@ class Equations:
             total += _accumulated(slots.rows, load.f.ravel()[slots.keep], self.size)[:n]
         return total
 
+    # -- switching ------------------------------------------------------------------------------
+    def switching(self, x: np.ndarray, t: float) -> np.ndarray:
+        """Every device's switching functions at `x`, one array."""
+        parts = [slots.device.switching(self.terminal_values(x, slots.device), t)
+                 for slots in self.devices if len(slots.device.modes)]
+        return np.concatenate(parts) if parts else np.empty(0)
+
+    def modes(self) -> np.ndarray:
+        parts = [slots.device.modes for slots in self.devices]
+        return np.concatenate(parts) if parts else np.empty(0)
+
+    def set_modes(self, modes: np.ndarray) -> None:
+        start = 0
+        for slots in self.devices:
+            count = len(slots.device.modes)
+            if count:
+                slots.device.set_modes(modes[start:start + count])
+            start += count
+
+    def settle_modes(self, x: np.ndarray, t: float) -> bool:
+        """Set each mode to its switching function's sign at `x` (a zero keeps the mode);
+        whether any changed."""
+        modes = self.modes()
+        if not len(modes):
+            return False
+        signs = np.sign(self.switching(x, t))
+        settled = np.where(signs != 0, signs, modes)
+        if np.array_equal(settled, modes):
+            return False
+        self.set_modes(settled)
+        return True
+
     def linearized(self, x: np.ndarray, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """The data of ``G + df/dx`` and ``C + dq/dx`` at `x`: the small-signal system."""
         g, c = self.g_data.copy(), self.c_data.copy()

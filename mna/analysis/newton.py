@@ -122,10 +122,28 @@ class Newton:
         raise NewtonFailure(x, residual, limit, f"no convergence in {limit} iterations")
 
 
+MODE_ROUNDS = 20   # DC solutions, each with the modes the previous one's switching gave
+
+
 def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
              time: float = 0.0) -> np.ndarray:
-    """The DC solution of nonlinear `equations` for right-hand side `b`: Newton, then gmin
-    stepping, then source stepping; a `ConvergenceError` says what was tried."""
+    """The DC solution of nonlinear `equations` for right-hand side `b`, with every device
+    mode consistent with it: the modes are settled at the start, and again at each solution
+    until none changes."""
+    x = np.zeros(equations.size) if x0 is None else x0
+    equations.settle_modes(x, time)
+    for _ in range(MODE_ROUNDS):
+        x = _solve_dc(equations, b, x, time)
+        if not equations.settle_modes(x, time):
+            return x
+    raise ConvergenceError(f"no DC solution at t={time:g}: the switching conditions of "
+                           f"the devices still change after {MODE_ROUNDS} solutions")
+
+
+def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
+              time: float = 0.0) -> np.ndarray:
+    """Newton, then gmin stepping, then source stepping; a `ConvergenceError` says what was
+    tried."""
     newton = Newton(equations)
     start = np.zeros(equations.size) if x0 is None else x0
     tried = []

@@ -21,13 +21,39 @@ from mna.linalg import Factors
 CACHE = 32   # factorisations kept, by step size
 
 
-class LinearSteps:
-    """Steps of a linear system, each one solve with factors kept by `gamma`."""
+class _Steps:
+    """What every strategy shares: the equations, their charges and currents, and the
+    devices' switching functions and modes."""
 
-    def __init__(self, equations: Equations, hmax: float):
+    def __init__(self, equations: Equations):
         self.equations = equations
         self.unknowns = equations.unknowns
         self.stores = equations.stores
+
+    def step_size(self, h: float) -> float:
+        return h
+
+    def charges(self, x, time):
+        return self.equations.charges(x, time)
+
+    def currents(self, x, time):
+        return self.equations.currents(x, time)
+
+    def switching(self, x, time):
+        return self.equations.switching(x, time)
+
+    def modes(self):
+        return self.equations.modes()
+
+    def set_modes(self, modes):
+        self.equations.set_modes(modes)
+
+
+class LinearSteps(_Steps):
+    """Steps of a linear system, each one solve with factors kept by `gamma`."""
+
+    def __init__(self, equations: Equations, hmax: float):
+        super().__init__(equations)
         self.hmax = hmax
         self._factors: OrderedDict[float, Factors] = OrderedDict()
         self.factorizations = 0
@@ -58,25 +84,14 @@ class LinearSteps:
     def explicit_step(self, charge, time):
         return self._factored(math.inf).solve(charge)
 
-    def charges(self, x, time):
-        return self.equations.system.c.product(x)
 
-    def currents(self, x, time):
-        return self.equations.system.g.product(x)
-
-
-class NewtonSteps:
+class NewtonSteps(_Steps):
     """Steps of a nonlinear system by Newton's method (at most `iterations` per step)."""
 
     def __init__(self, equations: Equations, iterations: int):
-        self.equations = equations
-        self.unknowns = equations.unknowns
-        self.stores = equations.stores
+        super().__init__(equations)
         self.newton = Newton(equations)
         self.iterations = iterations
-
-    def step_size(self, h: float) -> float:
-        return h
 
     def step(self, gamma, rhs, guess, previous, time):
         return self.newton.solve(rhs, guess, gamma=gamma, time=time, limit=self.iterations,
@@ -84,12 +99,6 @@ class NewtonSteps:
 
     def explicit_step(self, charge, time):
         raise NotImplementedError("an explicit method cannot solve nonlinear charges")
-
-    def charges(self, x, time):
-        return self.equations.charges(x, time)
-
-    def currents(self, x, time):
-        return self.equations.currents(x, time)
 
 
 class SemiImplicitSteps(NewtonSteps):

@@ -87,13 +87,15 @@ def transient(request, circuit) -> TransientResult:
     policy = Policy(adaptive, hmax, SMALLEST_STEP * hmax,
                     (options.reltol, options.abstol, options.chgtol, options.trtol),
                     first=min(hmax, min(tstop / 100, tstep) / 10) if adaptive else hmax)
-    times, rows, derivative_rows = [], [], []
+    times, rows, derivative_rows, inputs = [], [], [], []
+    values = _inputs(system, tstep, tstop)
 
-    def accept(t: float, x: np.ndarray) -> None:
+    def accept(t: float, x: np.ndarray, before: bool) -> None:
         check_count(len(times) + 1, ".tran", circuit, request.location)
         times.append(t)
         rows.append(system.p.product(x))
         derivative_rows.append(system.q.product(x))
+        inputs.append(values(t, before))
 
     flow0 = drive(0.0) - solver.currents(x0, 0.0)
     try:
@@ -103,8 +105,8 @@ def transient(request, circuit) -> TransientResult:
         raise SingularSystemError(f"transient ({scheme.name}): {error}",
                                   error.unknowns) from None
     return _result(system, scheme, np.array(times), np.array(rows),
-                   np.array(derivative_rows), tstep, tstop, tstart, options.interp,
-                   getattr(solver, "factorizations", 0))
+                   np.array(derivative_rows), np.array(inputs), tstep, tstop, tstart,
+                   options.interp, getattr(solver, "factorizations", 0))
 
 
 class TransientResult(TableResult):
@@ -125,17 +127,15 @@ class TransientResult(TableResult):
 
 
 def _result(system, scheme: LinearMultistep, times: np.ndarray, rows: np.ndarray,
-            derivative_rows: np.ndarray, tstep: float, tstop: float, tstart: float,
-            interp: bool, factorizations: int) -> TransientResult:
+            derivative_rows: np.ndarray, u: np.ndarray, tstep: float, tstop: float,
+            tstart: float, interp: bool, factorizations: int) -> TransientResult:
     """The table: outputs at the accepted points (or on the `tstep` grid with `interp`) from
-    `tstart` on; each point's inputs as the step that ended there saw them (the value before
-    a jump at its end), the first point's as the initial state's."""
+    `tstart` on, with each point's inputs `u` as the step that ended there saw them (the
+    value before a jump at its end)."""
     if not np.all(np.isfinite(rows)):
         first = times[int(np.argmax(~np.all(np.isfinite(rows), axis=1)))]
         raise SingularSystemError(f"transient: the solution is not finite from t = "
                                   f"{first:.6g} s on (unstable step or singular matrix)")
-    inputs = _inputs(system, tstep, tstop)
-    u = np.array([inputs(t, before=k > 0) for k, t in enumerate(times)])
     values = rows + (system.r.product(u.T).T if len(system.inputs) else 0.0)
     if len(system.q.rows):
         values = values + _derivative(times, derivative_rows, scheme)

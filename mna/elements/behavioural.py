@@ -34,12 +34,19 @@ def local_symbol(index: int):
 
 class Behavioural(Device):
     """Every B source: `signs` weights each one's value into its terminals' equations (an
-    ``I=`` source: +1 at n+, -1 at n-; a ``V=`` source: -1 at its branch row)."""
+    ``I=`` source: +1 at n+, -1 at n-; a ``V=`` source: -1 at its branch row).
 
-    def __init__(self, names, terminals, signs: np.ndarray, function):
+    Each comparison ``a > b`` (or ``<``, ``>=``, ``<=``) in an expression is a switching
+    function (``a - b``, or ``b - a``), and its truth comes from its mode: between the
+    instants where a comparison changes, the expression is smooth for Newton.
+    """
+
+    def __init__(self, names, terminals, signs: np.ndarray, function, switches, events: int):
         super().__init__(names, terminals)
         self.signs = signs
         self.function = function
+        self.switches = switches
+        self.modes = np.ones(events)
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Behavioural:
@@ -48,30 +55,52 @@ class Behavioural(Device):
         width = max(len(instance.terminals) for instance in instances)
         variables = [[sympy.Symbol(f"z{k}_{j}", real=True) for j in range(width)]
                      for k in range(len(instances))]
-        values, gradients = [], []
+        values, gradients, switches, modes = [], [], [], []
         for own, instance in zip(variables, instances):
             expression = instance.parameters["expression"].xreplace(
                 {local_symbol(j): own[j] for j in range(width)})
+            comparisons = {}
+            for relation in sorted(expression.atoms(sympy.StrictGreaterThan, sympy.GreaterThan,
+                                                   sympy.StrictLessThan, sympy.LessThan),
+                                   key=sympy.default_sort_key):
+                mode = sympy.Symbol(f"m{len(modes)}", real=True)
+                modes.append(mode)
+                greater = relation.rel_op in (">", ">=")
+                switches.append(relation.lhs - relation.rhs if greater
+                                else relation.rhs - relation.lhs)
+                comparisons[relation] = sympy.StrictGreaterThan(mode, 0)
+            expression = expression.xreplace(comparisons)
             values.append(expression)
             gradients.append([_smooth(sympy.diff(expression, z)) for z in own])
         flat = [z for own in variables for z in own]
-        function = sympy.lambdify([flat, time_symbol()], [values, gradients], "math", cse=True)
+        function = sympy.lambdify([flat, time_symbol(), modes], [values, gradients], "math",
+                                  cse=True)
+        switching = sympy.lambdify([flat, time_symbol()], switches, "math", cse=True)
         signs = np.zeros((len(instances), width))
         for row, instance in enumerate(instances):
             for local, sign in instance.parameters["rows"]:
                 signs[row, local] = sign
         names = tuple(instance.name for instance in instances)
-        return cls(names, terminal_array(instances, width), signs, function)
+        return cls(names, terminal_array(instances, width), signs, function, switching,
+                   len(modes))
 
     def load(self, v, t):
         try:
-            values, gradients = self.function(v.ravel().tolist(), t)
+            values, gradients = self.function(v.ravel().tolist(), t, self.modes.tolist())
             values = np.asarray(values, dtype=float)
             gradients = np.asarray(gradients, dtype=float)
         except (ArithmeticError, ValueError):   # Newton reports the failure
             values = np.full(self.count, np.nan)
             gradients = np.full(v.shape, np.nan)
         return Load(self.signs * values[:, None], self.signs[:, :, None] * gradients[:, None, :])
+
+    def switching(self, v, t):
+        if not len(self.modes):
+            return np.empty(0)
+        try:
+            return np.asarray(self.switches(v.ravel().tolist(), t), dtype=float)
+        except (ArithmeticError, ValueError):
+            return np.full(len(self.modes), np.nan)
 
 
 def _smooth(derivative):

@@ -15,7 +15,15 @@ nothing). The analyses scatter them into the residual and the Jacobian through i
 made once; no analysis loops over elements.
 
 A kind whose equations need Newton's steps held back (a junction's exponential) overrides
-`limit`, given the terminal values of this and of the previous iteration. To add a kind:
+`limit`, given the terminal values of this and of the previous iteration.
+
+A piecewise kind (a comparison in a behavioural source, friction that sticks, a valve that
+cracks open) has `modes`, one per switching function: ``+1`` or ``-1``, the sign its function
+had when the mode was set, and `load` uses the law of the modes in force, so that a step's
+equations stay smooth. `switching(v, t)` gives the functions; the analyses set the modes at
+DC to their signs, and a transient watches them, locates a change of sign, steps onto it and
+sets the new mode there (`set_modes`), restarting the integration as after a corner. To add a
+kind:
 subclass `Device`, set `width`, write `build` (stack the instances' parameters into arrays)
 and `load`, and stamp `s.device(YourDevice, name, terminals, parameters)` from the element.
 """
@@ -53,6 +61,7 @@ class Device:
         self.names = names
         self.terminals = terminals
         self.stores = False   # whether `load` gives charges
+        self.modes = np.empty(0)   # +1 or -1 per switching function
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Device:
@@ -69,6 +78,14 @@ class Device:
         """The terminal values to evaluate at, given Newton's new ones and those it was
         evaluated at in the previous iteration (None at a solve's start)."""
         return v
+
+    def switching(self, v: np.ndarray, t: float) -> np.ndarray:
+        """The switching functions at the terminal values `v` (as many as `modes`)."""
+        return np.empty(0)
+
+    def set_modes(self, modes: np.ndarray) -> None:
+        """Put `modes` in force (a kind may keep more state per mode)."""
+        self.modes = np.asarray(modes, dtype=float).copy()
 
 
 def terminal_array(instances: list[Instance], width: int) -> np.ndarray:

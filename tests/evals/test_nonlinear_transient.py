@@ -116,7 +116,8 @@ def test_a_step_that_cannot_converge_names_the_time_and_leaves_no_files(tmp_path
     netlist = tmp_path / "lost.net"
     netlist.write_text("loses its solution at 1 ms\nR1 a 0 1\nC1 a 0 1u\n"
                        "B1 a 0 I={V(a)^2 + 1 - 2*(time < 1m)}\n.tran 10u 2m\n")
-    with pytest.raises(mna.ConvergenceError, match=r"Newton failed at t = 0\.001.*residuals"):
+    with pytest.raises(mna.ConvergenceError,
+                       match=r"Newton failed at t = 0\.001.*residuals.*tried \d+ shorter steps"):
         mna.run(mna.read(netlist))
     out = tmp_path / "out"
     assert main(["run", str(netlist), "-o", str(out)]) == 3
