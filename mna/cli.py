@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+import traceback
 from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, BrokenPipeError, SystemExit):
         raise
     except Exception as error:   # a bug: say so in one line, the traceback under -v
-        log.debug("internal error", exc_info=True)
+        if args.verbose:
+            traceback.print_exc()
         print(f"{args.netlist}: internal error (a bug in mna; -v shows the traceback): "
               f"{type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL

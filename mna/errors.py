@@ -27,6 +27,9 @@ class NetlistError(MnaError, ValueError):
     def render(self) -> str:
         if self.location is None:
             return f"error: {self.message}"
+        if not self.location.quoted:   # words of a file that is not a netlist stay unshown
+            return (f"{self.location}: error: not a netlist line (the included file's "
+                    "contents are not shown: its name has no netlist suffix)")
         return f"{self.location}: error: {self.message}\n{self.location.excerpt()}"
 
 

@@ -200,9 +200,8 @@ class Expression:
 
     @property
     def is_constant(self) -> bool:
-        """Whether it reads nothing but constants."""
-        return all(step.code in ("number", "apply") or
-                   (step.code == "name" and step.argument in CONSTANTS) for step in self.program)
+        """Whether it reads nothing (a name, even ``pi``, may be a parameter's)."""
+        return all(step.code in ("number", "apply") for step in self.program)
 
     # -- evaluation ----------------------------------------------------------------------------
     def evaluate(self, values: Mapping[str, float], time: float | None = None) -> float:

@@ -1,13 +1,17 @@
-"""Time functions of independent sources, evaluated vectorised on a whole time grid.
+"""Time functions of independent sources, evaluated at one time (a step controller asks for
+the time each step ends at).
 
 Defaults follow ngspice: a missing (or zero) rise or fall time, EXP delay or time constant
 is the time step, a missing pulse width or period is the stop time, a missing sine
 frequency is ``1/tstop``. Each waveform lists its breakpoints (corners) so that a step
-controller can land on them.
+controller can land on them, and gives its value just before a jump for the step that ends
+there (`value` with ``before=True``).
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -37,23 +41,24 @@ class Waveform:
         """The waveform with its arguments as numbers (`backend.evaluate` gives a value's)."""
         return type(self)(tuple(backend.evaluate(a) for a in self.args))
 
-    def values(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
+    def value(self, t: float, tstep: float, tstop: float, before: bool = False) -> float:
+        """The value at `t`; with `before`, the limit from the left (where it jumps, the
+        value just before the jump, for the step that ends there)."""
         raise NotImplementedError
+
+    def values(self, times, tstep: float, tstop: float, before: bool = False) -> np.ndarray:
+        """`value` at each of `times`."""
+        return np.array([self.value(float(t), tstep, tstop, before) for t in np.ravel(times)])
 
     def invalid(self) -> str | None:
         """Why these (numeric) arguments make no waveform, or None."""
         return None
 
-    def values_before(self, t: np.ndarray, tstep: float, tstop: float) -> np.ndarray:
-        """The limits from the left: where the waveform jumps (a PWL time given twice), the
-        value just before the jump, for the step that ends there."""
-        return self.values(t, tstep, tstop)
-
     def breakpoints(self, tstep: float, tstop: float) -> np.ndarray:
         return np.empty(0)
 
     def at(self, time: float) -> float:
-        return float(self.values(np.array([time]), 1.0, 1.0)[0])
+        return self.value(time, 1.0, 1.0)
 
     def _padded(self, defaults: list[float]) -> list[float]:
         return list(self.args) + defaults[len(self.args):]
@@ -67,36 +72,29 @@ class Pulse(Waveform):
 
     def _timing(self, tstep: float, tstop: float):
         v1, v2, td, tr, tf, pw, per = self._padded([0.0, 0.0, 0.0, tstep, tstep, tstop, tstop])
-        tr = tr or tstep
-        tf = tf or tstep
-        pw = pw or tstop
-        return v1, v2, td, tr, tf, pw, per or tstop
+        return v1, v2, td, tr or tstep, tf or tstep, pw or tstop, per or tstop
 
-    def values(self, t, tstep, tstop):
+    def value(self, t, tstep, tstop, before=False):
         """A period shorter than ``tr + pw + tf`` cuts the pulse short, as ngspice does; the
-        end of the first period still belongs to it (ngspice wraps only a time beyond it)."""
-        return self._shape(t, tstep, tstop, before=False)
-
-    def values_before(self, t, tstep, tstop):
-        """At the end of a cut-short period, the value before the cut."""
-        return self._shape(t, tstep, tstop, before=True)
-
-    def _shape(self, t, tstep, tstop, before: bool):
+        end of the first period still belongs to it (ngspice wraps only a time beyond it),
+        and at a later period's end the value before the cut is the limit from the left."""
         v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
-        since = np.asarray(t, float) - td
+        since = t - td
+        if since < 0:
+            return v1
         periods = since / per
-        nearest = np.rint(periods)
-        at_end = (np.abs(periods - nearest) <= 1e-9) & (nearest >= 1)   # to round-off
-        local = np.where(at_end, np.where(before | (nearest == 1), per, 0.0),
-                         since - per * np.floor(periods))
-        local = np.where(since < 0, -1.0, local)
-        rising = v1 + (v2 - v1) * local / tr
-        falling = v2 + (v1 - v2) * (local - tr - pw) / tf
-        return np.select(
-            [local < 0, local < tr, local < tr + pw, local < tr + pw + tf],
-            [v1, rising, v2, falling],
-            v1,
-        )
+        nearest = round(periods)
+        if abs(periods - nearest) <= 1e-9 and nearest >= 1:   # a period's end, to round-off
+            local = per if before or nearest == 1 else 0.0
+        else:
+            local = since - per * math.floor(periods)
+        if local < tr:
+            return v1 + (v2 - v1) * local / tr
+        if local < tr + pw:
+            return v2
+        if local < tr + pw + tf:
+            return v2 + (v1 - v2) * (local - tr - pw) / tf
+        return v1
 
     def breakpoints(self, tstep, tstop):
         v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
@@ -105,10 +103,6 @@ class Pulse(Waveform):
                                   if offset < per or offset == 0])
         return np.unique(corners[(corners >= 0) & (corners <= tstop)])
 
-    def at(self, time):
-        v1, *_ = self._padded([0.0] * 6)
-        return float(v1) if time <= (self._padded([0.0] * 6)[2]) else super().at(time)
-
 
 @dataclass(frozen=True)
 class Sine(Waveform):
@@ -116,12 +110,13 @@ class Sine(Waveform):
     arity = (2, 6)
     usage = "SIN(vo va [freq [td [theta [phase]]]])"
 
-    def values(self, t, tstep, tstop):
+    def value(self, t, tstep, tstop, before=False):
         vo, va, freq, td, theta, phase = self._padded([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-        freq = freq or 1.0 / tstop
-        local = np.maximum(t - td, 0.0)
-        wave = va * np.sin(2 * np.pi * freq * local + np.deg2rad(phase)) * np.exp(-theta * local)
-        return vo + np.where(t < td, va * np.sin(np.deg2rad(phase)), wave)
+        if t < td:
+            return vo + va * math.sin(math.radians(phase))
+        local = t - td
+        return vo + va * math.sin(2 * math.pi * (freq or 1.0 / tstop) * local
+                                  + math.radians(phase)) * math.exp(-theta * local)
 
     def breakpoints(self, tstep, tstop):
         td = self._padded([0.0] * 6)[3]
@@ -140,11 +135,11 @@ class Exponential(Waveform):
         td2 = td2 or td1 + tstep
         return v1, v2, td1, tau1 or tstep, td2, tau2 or tstep
 
-    def values(self, t, tstep, tstop):
+    def value(self, t, tstep, tstop, before=False):
         v1, v2, td1, tau1, td2, tau2 = self._timing(tstep)
-        rise = (v2 - v1) * (1 - np.exp(-np.maximum(t - td1, 0) / tau1))
-        fall = (v1 - v2) * (1 - np.exp(-np.maximum(t - td2, 0) / tau2))
-        return v1 + np.where(t > td1, rise, 0.0) + np.where(t > td2, fall, 0.0)
+        rise = (v2 - v1) * (1 - math.exp(-(t - td1) / tau1)) if t > td1 else 0.0
+        fall = (v1 - v2) * (1 - math.exp(-(t - td2) / tau2)) if t > td2 else 0.0
+        return v1 + rise + fall
 
     def breakpoints(self, tstep, tstop):
         _, _, td1, _, td2, _ = self._timing(tstep)
@@ -157,10 +152,17 @@ class PiecewiseLinear(Waveform):
     arity = (2, 10**9)
     usage = "PWL(t1 v1 [t2 v2 ...])"
 
-    def values(self, t, tstep, tstop):
-        """At a time given twice, the second value (the jump has happened)."""
-        times, levels = np.asarray(self.args[0::2], float), np.asarray(self.args[1::2], float)
-        return np.interp(t, times, levels)
+    def value(self, t, tstep, tstop, before=False):
+        """At a time given twice, the second value (the jump has happened), or with
+        `before` the first."""
+        times, levels = self.args[0::2], self.args[1::2]
+        k = (bisect.bisect_left if before else bisect.bisect_right)(times, t)
+        if k == 0:
+            return levels[0]
+        if k == len(times):
+            return levels[-1]
+        t0, t1 = times[k - 1], times[k]
+        return levels[k - 1] + (levels[k] - levels[k - 1]) * (t - t0) / (t1 - t0)
 
     def invalid(self):
         times = self.args[0::2]
@@ -169,10 +171,6 @@ class PiecewiseLinear(Waveform):
                 return (f"PWL times must not decrease: t{k + 1} = {times[k]:g} comes after "
                         f"t{k} = {times[k - 1]:g}")
         return None
-
-    def values_before(self, t, tstep, tstop):
-        times, levels = np.asarray(self.args[0::2], float), np.asarray(self.args[1::2], float)
-        return np.interp(-np.asarray(t, float), -times[::-1], levels[::-1])
 
     def breakpoints(self, tstep, tstop):
         times = np.asarray(self.args[0::2], float)
@@ -190,19 +188,13 @@ class TimeExpression(Waveform):
         (expression,) = self.args
         return TimeExpression((expression.substitute(backend.values),))
 
-    def values(self, t, tstep, tstop):
+    def value(self, t, tstep, tstop, before=False):
+        """With `before`, the expression just before `t` (a relative 1e-9 earlier: far
+        below any step, far above the round-off of a breakpoint)."""
         (expression,) = self.args
         if not isinstance(expression, Expression):
-            return np.full(np.shape(t), float(expression))
-        times = np.asarray(t, float)
-        return np.array([expression.evaluate({}, time) for time in times.ravel()]).reshape(
-            times.shape)
-
-    def values_before(self, t, tstep, tstop):
-        """The limits from the left: the expression just before `t` (a relative 1e-9
-        earlier, far below any step, far above the round-off of a breakpoint)."""
-        times = np.asarray(t, float)
-        return self.values(times - BEFORE * np.abs(times), tstep, tstop)
+            return float(expression)
+        return expression.evaluate({}, t - BEFORE * abs(t) if before else t)
 
     def breakpoints(self, tstep, tstop):
         (expression,) = self.args

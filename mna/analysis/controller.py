@@ -14,6 +14,7 @@ each breakpoint they pass.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import sys
 from collections import deque
@@ -47,10 +48,11 @@ class StepSolver(Protocol):
     unknowns: tuple[str, ...]
     stores: np.ndarray    # the equations that hold a charge (their error is estimated)
 
-    def step(self, gamma: float, rhs: np.ndarray, guess: np.ndarray, previous: np.ndarray,
-             time: float) -> np.ndarray:
-        """`x` with ``gamma Q(x) + G x + f(x, time) = rhs``, from `guess` (the previous
-        point is `previous`); raises `NewtonFailure`."""
+    def step(self, gamma: float, rhs: np.ndarray, predict: Callable[[], np.ndarray],
+             previous: np.ndarray, time: float) -> np.ndarray:
+        """`x` with ``gamma Q(x) + G x + f(x, time) = rhs`` (`rhs` may be overwritten);
+        `predict()` extrapolates the last points to `time`, `previous` is the last one;
+        raises `NewtonFailure`."""
 
     def explicit_step(self, charge: np.ndarray, time: float) -> np.ndarray:
         """`x` with ``Q(x) = charge`` (an explicit method's step)."""
@@ -129,6 +131,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     states: deque[np.ndarray] = deque([x0], maxlen=2)
     switching = solver.switching(x0, 0.0)
     targets = _targets(breakpoints, tstop, policy)
+    corners = sorted(set(breakpoints.tolist()))
     accept(0.0, x0, False)
     starter = method(scheme.starter) if scheme.starter else scheme
     t, since_restart, next_target = 0.0, 0, 0
@@ -136,24 +139,29 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     h = policy.first
     progress = _progress(tstop)
 
+    def predict(h: float):
+        """The last two points extrapolated a step `h` on (Newton's starting point)."""
+        if len(states) < 2:
+            return lambda: states[-1]
+        return lambda: states[-1] + (states[-1] - states[-2]) * (h / (times[-1] - times[-2]))
+
     def attempt(use: LinearMultistep, h: float, t_new: float, landing: bool) -> _Step:
         """The step of `use` from t to `t_new` (raises `NewtonFailure`); one that lands on a
         breakpoint sees the sources' values before it."""
         alpha, beta = use.coefficients(h / (times[-1] - times[-2]) if len(times) > 1 else 1.0)
-        # the past's share of the step: sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j}), j >= 1
-        past = sum(alpha[j] * charges[-j] - h * beta[j] * flows[-j] for j in range(1, len(alpha)))
-        applied = drive(t_new, before=landing and t_new in breakpoints)
-        if use.explicit:
-            x = solver.explicit_step(-past / alpha[0], t_new)
+        applied = drive(t_new, before=landing and t_new in corners)
+        if use.explicit:    # Q_n = -sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j}) / alpha_0
+            past = _combination(alpha, beta, h, -1.0 / alpha[0], charges, flows)
+            x = solver.explicit_step(past, t_new)
             charge = solver.charges(x, t_new)
             flow = applied - solver.currents(x, t_new)
-        else:
-            guess = states[-1] if len(states) < 2 else (
-                states[-1] + (states[-1] - states[-2]) * h / (times[-1] - times[-2]))
-            gamma, history = alpha[0] / (h * beta[0]), -past / (h * beta[0])
-            x = solver.step(gamma, applied + history, guess, states[-1], t_new)
+        else:               # gamma Q_n + G x_n + f = B u_n + history
+            gamma = alpha[0] / (h * beta[0])
+            history = _combination(alpha, beta, h, -1.0 / (h * beta[0]), charges, flows)
+            x = solver.step(gamma, applied + history, predict(h), states[-1], t_new)
             charge = solver.charges(x, t_new)
-            flow = gamma * charge - history
+            flow = np.multiply(charge, gamma)
+            flow -= history
         return _Step(x, charge, flow, solver.switching(x, t_new))
 
     while t < tstop * (1 - 1e-12):
@@ -215,7 +223,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         flows.append(step.flow)
         states.append(step.x)
         if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
-            accept(t_new, step.x, landing and t_new in breakpoints)   # are not on its grid
+            accept(t_new, step.x, landing and t_new in corners)   # are not on its grid
         stats.accepted += 1
         since_restart += 1
         previous, t = h, t_new
@@ -229,7 +237,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             modes[changed] = -modes[changed]
             solver.set_modes(modes)
             stats.events += 1
-        corner = landing or switched.any() or _passed(breakpoints, t - previous, t)
+        corner = landing or switched.any() or _passed(corners, t - previous, t)
         if policy.adaptive:
             if corner and t < tstop * (1 - 1e-12):
                 since_restart = 0    # restart with the starter, from a short step
@@ -294,9 +302,21 @@ def _on_grid(t: float, h: float) -> bool:
     return abs(t / h - round(t / h)) <= 1e-9
 
 
-def _passed(breakpoints: np.ndarray, start: float, end: float) -> bool:
-    """Whether a fixed step from `start` to `end` passed a breakpoint (it restarts after)."""
-    return bool(np.any((breakpoints > start) & (breakpoints <= end)))
+def _passed(corners: list[float], start: float, end: float) -> bool:
+    """Whether a step from `start` to `end` passed a breakpoint of the sorted `corners` (a
+    fixed step restarts after one)."""
+    return bisect.bisect_right(corners, start) < bisect.bisect_right(corners, end)
+
+
+def _combination(alpha, beta, h: float, scale: float, charges, flows) -> np.ndarray:
+    """``scale sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j})`` over the past points j >= 1."""
+    total = np.multiply(charges[-1], scale * alpha[1])
+    for j in range(1, len(alpha)):
+        if alpha[j] and j > 1:
+            total += (scale * alpha[j]) * charges[-j]
+        if beta[j]:
+            total -= (scale * h * beta[j]) * flows[-j]
+    return total
 
 
 def _progress(total: float):

@@ -92,6 +92,7 @@ class Equations:
         self._linear: OrderedDict[tuple[float, float], tuple] = OrderedDict()
         self.across = np.zeros(size, bool)
         self.across[:system.across_count] = True
+        self._capacitance = _product(system.c)
         self.stores = np.zeros(size, bool)   # equations that hold a charge
         self.stores[system.c.rows[system.c.values != 0]] = True
         for slots in self.devices:
@@ -144,7 +145,7 @@ class Equations:
     def charges(self, x: np.ndarray, t: float) -> np.ndarray:
         """``C x + q(x)``, of the system's unknowns."""
         n = self.system.size
-        total = self.system.c.product(x[:n])
+        total = self._capacitance(x[:n])
         for slots in self.devices:
             load = slots.device.load(self.terminal_values(x, slots.device), t)
             if load.q is not None:
@@ -207,3 +208,17 @@ def _accumulated(slots: np.ndarray, values: np.ndarray, size: int) -> np.ndarray
     """``values`` summed into an array of `size` floats at `slots` (a slot of `size`, the
     reference's, is dropped)."""
     return np.bincount(slots, values, size + 1)[:size].astype(float, copy=False)
+
+
+def _product(matrix: Entries):
+    """``x -> matrix @ x``: for a diagonal matrix (capacitors, masses and inertias that all
+    go to the reference) one elementwise product, else a sparse one."""
+    if np.array_equal(matrix.rows, matrix.cols) and len(np.unique(matrix.rows)) == len(
+            matrix.rows):
+        diagonal = np.zeros(matrix.shape[0])
+        diagonal[matrix.rows] = matrix.values
+        return lambda x: diagonal * x
+    import scipy.sparse as sp
+
+    compressed = sp.csr_matrix((matrix.values, (matrix.rows, matrix.cols)), shape=matrix.shape)
+    return compressed.dot

@@ -78,8 +78,8 @@ class LinearSteps(_Steps):
             self._factors.move_to_end(key)
         return found
 
-    def step(self, gamma, rhs, guess, previous, time):
-        return self._factored(gamma).solve(rhs)
+    def step(self, gamma, rhs, predict, previous, time):
+        return self._factored(gamma).solve_in_place(rhs)
 
     def explicit_step(self, charge, time):
         return self._factored(math.inf).solve(charge)
@@ -93,9 +93,9 @@ class NewtonSteps(_Steps):
         self.newton = Newton(equations)
         self.iterations = iterations
 
-    def step(self, gamma, rhs, guess, previous, time):
-        return self.newton.solve(rhs, guess, gamma=gamma, time=time, limit=self.iterations,
-                                 settled=previous)
+    def step(self, gamma, rhs, predict, previous, time):
+        return self.newton.solve(rhs, predict(), gamma=gamma, time=time,
+                                 limit=self.iterations, settled=previous)
 
     def explicit_step(self, charge, time):
         raise NotImplementedError("an explicit method cannot solve nonlinear charges")
@@ -110,7 +110,8 @@ class SemiImplicitSteps(NewtonSteps):
         self.once = once
         self._frozen: tuple[float, Factors] | None = None
 
-    def step(self, gamma, rhs, guess, previous, time):
+    def step(self, gamma, rhs, predict, previous, time):
+        guess = predict()
         if not self.once:
             return self.newton.solve(rhs, guess, gamma=gamma, time=time, iterations=1)
         if self._frozen is None or self._frozen[0] != gamma:

@@ -90,11 +90,14 @@ def transient(request, circuit) -> TransientResult:
     times, rows, derivative_rows, inputs = [], [], [], []
     values = _inputs(system, tstep, tstop)
 
+    records_derivatives = len(system.q.rows) > 0
+
     def accept(t: float, x: np.ndarray, before: bool) -> None:
         check_count(len(times) + 1, ".tran", circuit, request.location)
         times.append(t)
         rows.append(system.p.product(x))
-        derivative_rows.append(system.q.product(x))
+        if records_derivatives:
+            derivative_rows.append(system.q.product(x))
         inputs.append(values(t, before))
 
     flow0 = drive(0.0) - solver.currents(x0, 0.0)
@@ -137,7 +140,7 @@ def _result(system, scheme: LinearMultistep, times: np.ndarray, rows: np.ndarray
         raise SingularSystemError(f"transient: the solution is not finite from t = "
                                   f"{first:.6g} s on (unstable step or singular matrix)")
     values = rows + (system.r.product(u.T).T if len(system.inputs) else 0.0)
-    if len(system.q.rows):
+    if len(derivative_rows):
         values = values + _derivative(times, derivative_rows, scheme)
     if interp:
         grid = tstep * np.arange(math.floor(tstop / tstep * (1 + 1e-12)) + 1)
@@ -164,10 +167,8 @@ def _inputs(system, tstep: float, tstop: float):
 
     def inputs(time: float, before: bool = False) -> np.ndarray:
         u = held.copy()
-        at = np.array([time])
         for k, wave in waves:
-            u[k] = (wave.values_before(at, tstep, tstop) if before
-                    else wave.values(at, tstep, tstop))[0]
+            u[k] = wave.value(time, tstep, tstop, before)
         return u
 
     return inputs

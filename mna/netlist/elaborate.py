@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 
@@ -28,7 +29,7 @@ from mna.netlist.fields import (
     output_name,
 )
 from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, field_text
-from mna.netlist.requests import STEP_USAGE, Request, Sweep, read_step
+from mna.netlist.requests import STEP_USAGE, Request, Sweep, check_count, read_step
 from mna.units import read_number
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,9 @@ class _Elaborator:
             circuit.check_output(output)
         for request in (*self.analyses, *self.steps):
             request.check(circuit)
+        if self.steps:
+            check_count(math.prod(step.count for step in self.steps), ".step", circuit,
+                        self.steps[0].location)
         check_source_topology(circuit)
         return circuit
 

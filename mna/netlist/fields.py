@@ -7,6 +7,7 @@ and the ``.func`` definitions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NoReturn
@@ -130,7 +131,7 @@ class FieldReader:
         taken = self.take(what)
         if isinstance(taken, str):   # a plain number: its place is looked up only if needed
             parsed = number(taken)
-            if parsed is not None and not parsed[1]:
+            if parsed is not None and not parsed[1] and math.isfinite(parsed[0]):
                 return parsed[0]
         return self.evaluate(taken, what, self.place())
 

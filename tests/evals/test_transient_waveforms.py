@@ -112,7 +112,7 @@ def test_cut_short_pulse_has_a_value_before_and_after_each_period_end():
                                         ".tran 0.1u 40u\n")).inputs[0].waveform
     ends = 5e-6 * np.arange(1, 8)
     assert np.array_equal(wave.values(ends, 1e-7, 40e-6), [1, 0, 0, 0, 0, 0, 0])
-    assert np.array_equal(wave.values_before(ends, 1e-7, 40e-6), [1] * 7)
+    assert np.array_equal(wave.values(ends, 1e-7, 40e-6, before=True), [1] * 7)
 
 
 def test_pwl_jump_has_a_value_before_and_after():
@@ -120,7 +120,7 @@ def test_pwl_jump_has_a_value_before_and_after():
                                         ".tran 1u 4m\n")).inputs[0].waveform
     t = np.array([0.5e-3, 1e-3, 2e-3, 4e-3])
     assert np.allclose(wave.values(t, TSTEP, TSTOP), [0, 2, 1, 0])
-    assert np.allclose(wave.values_before(t, TSTEP, TSTOP), [0, 0, 1, 0])
+    assert np.allclose(wave.values(t, TSTEP, TSTOP, before=True), [0, 0, 1, 0])
 
 
 def test_expression_of_time_drives_a_transient():

@@ -1,0 +1,224 @@
+"""Hostile and careless input: every case ends in a located error, a warning or a clean exit
+status, in bounded time and memory, with nothing half-written and no silent wrong answer."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+import mna
+from mna.cli import main
+from mna.errors import NetlistError
+
+
+def error_of(text: str) -> NetlistError:
+    with pytest.raises(NetlistError) as info:
+        mna.run(mna.read_string(text, "bad.net"))
+    return info.value
+
+
+def place(error: NetlistError) -> tuple[int, int]:
+    return error.location.line, error.location.column
+
+
+# -- silent wrong answers --------------------------------------------------------------------
+
+def test_a_parameter_outranks_a_constant_of_the_same_name():
+    op = mna.operating_point(mna.read_string(
+        "t\n.param e=5 pi=3\nV1 a 0 {e}\nV2 b 0 {pi}\nR1 a 0 1\nR2 b 0 1\n"))
+    assert (op["V(a)"], op["V(b)"]) == (5.0, 3.0)
+    op = mna.operating_point(mna.read_string("t\nV1 a 0 {e}\nR1 a 0 1\n"))
+    assert op["V(a)"] == pytest.approx(2.718281828459045, rel=1e-15)
+
+
+def test_letters_after_a_scale_suffix_that_are_no_unit_are_warned_about(caplog):
+    with caplog.at_level(logging.WARNING, logger="mna"):
+        circuit = mna.read_string("t\nI1 0 a 1\nCm a 0 m=10kg\nR1 a 0 b=2\n", "mass.net")
+    assert circuit.elements_by_key["cm"].value == 10_000.0     # SPICE's reading, kept
+    assert "mass.net:3:10: '10kg' reads as 10000" in caplog.text and "'g'" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mna"):
+        mna.read_string("t\nV1 a 0 5V\nC1 a 0 10uF\nR1 a 0 4.7kOhm\nL1 a b 1mH\nR2 b 0 1\n")
+    assert not caplog.text
+
+
+# -- hangs and memory ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, column", [("{10**10**10}", 11), ("{9**9**9}", 10),
+                                           ("{pow(1749990,1749990)}", 9)])
+def test_numbers_that_would_grow_without_bound_overflow_at_their_place(value, column):
+    error = error_of(f"t\nV1 a 0 1\nR1 a 0 {value}\n")
+    assert "overflows" in error.message and place(error) == (3, column)
+
+
+def test_an_include_of_a_device_is_refused(tmp_path):
+    (tmp_path / "top.net").write_text("top\nV1 a 0 1\n.include /dev/zero\nR1 a 0 1\n")
+    with pytest.raises(NetlistError, match="cannot include /dev/zero: not a regular file") as info:
+        mna.read(tmp_path / "top.net")
+    assert place(info.value) == (3, 10)
+
+
+@pytest.mark.parametrize("card, what", [
+    (".tran 1n 1", ".tran asks for 1e+09 points"),
+    (".tran {1e-300} 1m", ".tran asks for 1e+297 points"),
+    (".ac lin 1e9 1 10", ".ac asks for 1e+09 points"),
+    (".dc V1 0 1 1e-12", ".dc asks for 1e+12 points"),
+    (".step param r 1 2 1e-12\n.op", ".step asks for 1e+12 points"),
+])
+def test_too_many_points_are_refused_before_anything_is_made(card, what):
+    error = error_of(f"t\n.param r=1\nV1 a 0 1 AC 1\nR1 a 0 {{r}}\n{card}\n")
+    assert what in error.message and "maxpoints=10000000" in error.message
+    assert error.location.line == 5
+
+
+def test_maxpoints_can_be_raised():
+    circuit = mna.read_string("t\nV1 a 0 1\nR1 a 0 1\n.options maxpoints=20\n.dc V1 0 1 0.1\n")
+    assert len(mna.run(circuit)[0]["V1"]) == 11
+    error = error_of("t\nV1 a 0 1\nR1 a 0 1\n.options maxpoints=5\n.dc V1 0 1 0.1\n")
+    assert ".dc asks for 11 points" in error.message
+
+
+# -- tracebacks that are now located errors --------------------------------------------------
+
+@pytest.mark.parametrize("value, message, column", [
+    ("{1/0}", "division by zero: 1 / 0", 12), ("{ln(0)}", r"ln\(0\) is not a real", 11),
+    ("{sqrt(-1)}", r"sqrt\(-1\) is not a real", 11), ("{asin(2)}", r"asin\(2\) is not a real", 11),
+    ("{0.0/0.0}", "division by zero", 14),
+])
+def test_parameters_that_are_no_finite_real_number(value, message, column):
+    error = error_of(f"t\n.param x={value}\nV1 a 0 {{x}}\nR1 a 0 1\n")
+    assert error.location.line == 2 and error.location.column == column
+    with pytest.raises(NetlistError, match=message):
+        raise error
+
+
+def test_an_analysis_value_that_is_no_real_number():
+    error = error_of("t\nV1 a 0 1\nR1 a 0 1\n.tran {1 < log10(-1)} 1m\n")
+    assert r"log10(-1) is not a real number" in error.message and place(error) == (4, 12)
+
+
+def test_deep_nesting_is_an_error_not_a_recursion():
+    error = error_of("t\nV1 a 0 {" + "(" * 300 + "1" + ")" * 300 + "}\nR1 a 0 1\n")
+    assert "nested more than 100 levels" in error.message and error.location.line == 2
+
+
+def test_a_byte_that_is_not_utf8_is_read_as_latin1(tmp_path, caplog):
+    path = tmp_path / "latin.net"
+    path.write_bytes("caf\xe9 deck\n* r\xe9sistance\nV1 a 0 1\nR1 a 0 2\n.op\n".encode("latin-1"))
+    with caplog.at_level(logging.WARNING, logger="mna"):
+        circuit = mna.read(path)
+    assert circuit.title == "café deck"
+    assert f"{path}:1:4: not UTF-8 (byte 0xe9)" in caplog.text
+    assert mna.operating_point(circuit)["I(V1)"] == -0.5
+
+
+@pytest.mark.parametrize("value, message, column", [
+    ("1e-310", "inverse finite", 1), ("1e999", "the number '1e999' is not finite", 8)])
+def test_values_beyond_floating_point(value, message, column):
+    error = error_of(f"t\nV1 a 0 1\nR1 a 0 {value}\n")
+    assert message in error.message and place(error) == (3, column)
+
+
+# -- the command line --------------------------------------------------------------------------
+
+DECK = "divider\nV1 a 0 2\nR1 a b 1k\nR2 b 0 1k\n.op\n.ss in=V1 out=V(b)\n"
+
+
+@pytest.fixture
+def deck(tmp_path):
+    path = tmp_path / "deck.net"
+    path.write_text(DECK)
+    return path
+
+
+def test_output_into_an_existing_file_or_an_uncreatable_folder_is_a_usage_error(deck, tmp_path,
+                                                                                capsys):
+    (tmp_path / "file").write_text("x")
+    assert main(["run", str(deck), "-o", str(tmp_path / "file")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who may write anywhere")
+        assert main(["run", str(deck), "-o", str(locked / "out")]) == 2
+        assert "cannot create files" in capsys.readouterr().err
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+def test_a_closed_pipe_ends_the_output_quietly(deck):
+    shell = f"{sys.executable} -m mna ss {deck} | head -1"
+    ran = subprocess.run(shell, shell=True, capture_output=True, text=True)
+    assert ran.stdout.startswith("State-space model")
+    assert "Traceback" not in ran.stderr and "BrokenPipe" not in ran.stderr
+
+
+def test_an_internal_error_exits_4_in_one_line_and_shows_the_traceback_under_v(
+        deck, monkeypatch, capsys):
+    def broken(*args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(mna, "run", broken)
+    assert main(["run", str(deck)]) == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" in err and "RuntimeError: a bug" in err
+    assert main(["run", "-v", str(deck)]) == 4
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_quiet_prints_nothing_but_errors(deck, tmp_path, capsys):
+    assert main(["run", "-q", str(deck), "-o", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_version_and_plain_help(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("mna ")
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "mna run FILE" in text and "``" not in text
+
+
+def test_format_without_output_is_a_usage_error(deck, capsys):
+    assert main(["run", str(deck), "--format", "parquet"]) == 2
+    assert "--format needs -o DIR" in capsys.readouterr().err
+
+
+def test_files_are_made_with_the_umask(deck, tmp_path):
+    previous = os.umask(0o022)
+    try:
+        assert main(["run", "-q", str(deck), "-o", str(tmp_path / "out")]) == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "out" / "op.csv").stat().st_mode) == 0o644
+
+
+def test_parquet_keeps_the_units(deck, tmp_path):
+    pytest.importorskip("pyarrow")
+    assert main(["run", "-q", str(deck), "-o", str(tmp_path), "--format", "parquet"]) == 0
+    frame = mna.read_parquet(tmp_path / "op.parquet")
+    assert frame.attrs["units"]["V(b)"] == "V" and frame.attrs["units"]["I(V1)"] == "A"
+
+
+def test_an_include_from_elsewhere_reads_and_a_foreign_file_is_never_shown(tmp_path, capsys):
+    elsewhere = tmp_path / "lib"
+    elsewhere.mkdir()
+    (elsewhere / "part.inc").write_text("R2 b 0 1k\n")
+    secret = elsewhere / "secret"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "top.net").write_text("top\nV1 a 0 2\nR1 a b 1k\n.include ../lib/part.inc\n.op\n")
+    assert mna.operating_point(mna.read(folder / "top.net"))["V(b)"] == 1.0
+    (folder / "bad.net").write_text(f"bad\nV1 a 0 2\n.include {secret}\n.op\n")
+    assert main(["check", str(folder / "bad.net")]) == 1
+    err = capsys.readouterr().err
+    assert f"{secret}:1:" in err and "error: not a netlist line" in err
+    assert "root" not in err.replace(str(tmp_path), "")
