@@ -67,10 +67,10 @@ class StepSolver(Protocol):
         """The devices' switching functions (`mna.elements.device`)."""
 
     def modes(self) -> np.ndarray:
-        """The devices' modes in force, one per switching function."""
+        """The devices' modes in force: the sign each switching function keeps."""
 
-    def set_modes(self, modes: np.ndarray) -> None:
-        """Put `modes` in force."""
+    def switch(self, x: np.ndarray, time: float, crossed: np.ndarray) -> None:
+        """Let the devices change the modes of the functions `crossed` at `x`."""
 
     def step_size(self, h: float) -> float:
         """The step it would rather take where `h` is allowed (at most `h`): a linear
@@ -233,9 +233,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         switching = step.switching
         if switched.any():
             modes = solver.modes()
-            changed = _crossed(modes, switching, modes)
-            modes[changed] = -modes[changed]
-            solver.set_modes(modes)
+            solver.switch(step.x, t, _crossed(modes, switching, modes))
             stats.events += 1
         corner = landing or switched.any() or _passed(corners, t - previous, t)
         if policy.adaptive:

@@ -172,26 +172,23 @@ class Equations:
         parts = [slots.device.modes for slots in self.devices]
         return np.concatenate(parts) if parts else np.empty(0)
 
-    def set_modes(self, modes: np.ndarray) -> None:
+    def switch(self, x: np.ndarray, t: float, crossed: np.ndarray) -> None:
+        """Let each device change the modes whose functions `crossed` (one mask over all)."""
         start = 0
         for slots in self.devices:
             count = len(slots.device.modes)
-            if count:
-                slots.device.set_modes(modes[start:start + count])
+            if count and crossed[start:start + count].any():
+                slots.device.switch(self.terminal_values(x, slots.device), t,
+                                    crossed[start:start + count])
             start += count
 
     def settle_modes(self, x: np.ndarray, t: float) -> bool:
-        """Set each mode to its switching function's sign at `x` (a zero keeps the mode);
-        whether any changed."""
-        modes = self.modes()
-        if not len(modes):
-            return False
-        signs = np.sign(self.switching(x, t))
-        settled = np.where(signs != 0, signs, modes)
-        if np.array_equal(settled, modes):
-            return False
-        self.set_modes(settled)
-        return True
+        """Set every device's modes that hold at `x`; whether any changed."""
+        changed = False
+        for slots in self.devices:
+            if len(slots.device.modes):
+                changed |= slots.device.settle(self.terminal_values(x, slots.device), t)
+        return changed
 
     def linearized(self, x: np.ndarray, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """The data of ``G + df/dx`` and ``C + dq/dx`` at `x`: the small-signal system."""

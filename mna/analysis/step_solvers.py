@@ -45,8 +45,8 @@ class _Steps:
     def modes(self):
         return self.equations.modes()
 
-    def set_modes(self, modes):
-        self.equations.set_modes(modes)
+    def switch(self, x, time, crossed):
+        self.equations.switch(x, time, crossed)
 
 
 class LinearSteps(_Steps):

@@ -18,12 +18,14 @@ A kind whose equations need Newton's steps held back (a junction's exponential) 
 `limit`, given the terminal values of this and of the previous iteration.
 
 A piecewise kind (a comparison in a behavioural source, friction that sticks, a valve that
-cracks open) has `modes`, one per switching function: ``+1`` or ``-1``, the sign its function
-had when the mode was set, and `load` uses the law of the modes in force, so that a step's
-equations stay smooth. `switching(v, t)` gives the functions; the analyses set the modes at
-DC to their signs, and a transient watches them, locates a change of sign, steps onto it and
-sets the new mode there (`set_modes`), restarting the integration as after a corner. To add a
-kind:
+cracks open) has switching functions (`switching(v, t)`) and `modes`, one per function: the
+sign (+1 or -1) the function keeps while the law in force holds; `load` uses that law, so
+that a step's equations stay smooth. The analyses `settle` the modes at a DC solution (to
+the functions' signs, by default), and a transient watches the functions: where one takes
+the other sign, it locates the instant, steps onto it and calls `switch` there (by default:
+the crossed modes flip), restarting the integration as after a corner. A kind with more than
+two laws (friction: stuck, sliding either way) keeps its own state and overrides `switch`
+and `settle`. To add a kind:
 subclass `Device`, set `width`, write `build` (stack the instances' parameters into arrays)
 and `load`, and stamp `s.device(YourDevice, name, terminals, parameters)` from the element.
 """
@@ -83,9 +85,19 @@ class Device:
         """The switching functions at the terminal values `v` (as many as `modes`)."""
         return np.empty(0)
 
-    def set_modes(self, modes: np.ndarray) -> None:
-        """Put `modes` in force (a kind may keep more state per mode)."""
-        self.modes = np.asarray(modes, dtype=float).copy()
+    def switch(self, v: np.ndarray, t: float, crossed: np.ndarray) -> None:
+        """The functions `crossed` (a mask over `modes`) have changed sign at `v`: change
+        to the laws on their other side."""
+        self.modes = np.where(crossed, -self.modes, self.modes)
+
+    def settle(self, v: np.ndarray, t: float) -> bool:
+        """Set the modes that hold at `v` (a DC solution, a start); whether any changed. By
+        default each mode is its function's sign (a zero keeps the mode)."""
+        signs = np.sign(self.switching(v, t))
+        settled = np.where(signs != 0, signs, self.modes)
+        changed = not np.array_equal(settled, self.modes)
+        self.modes = settled
+        return changed
 
 
 def terminal_array(instances: list[Instance], width: int) -> np.ndarray:
