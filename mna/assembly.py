@@ -189,11 +189,13 @@ class Numbering:
 
 
 class Stamper:
-    """Collects G, C, B of a circuit in the numbering of its unknowns."""
+    """Collects G, C, B of a circuit in the numbering of its unknowns; with `small_signal`,
+    the values of the AC analysis where an element has its own (a resistor's ``ac=``)."""
 
-    def __init__(self, circuit: Circuit, backend):
+    def __init__(self, circuit: Circuit, backend, small_signal: bool = False):
         self.circuit = circuit
         self.backend = backend
+        self.small_signal = small_signal
         numbering = Numbering(circuit)
         self.index_of = numbering.index_of
         self.node_index = numbering.node_index
@@ -253,14 +255,16 @@ def assemble(
     overrides: dict[str, float] | None = None,
     outputs: tuple[OutputName, ...] | None = None,
     symbolic: bool = False,
+    small_signal: bool = False,
 ) -> DescriptorSystem:
     """Stamp every element of `circuit` into a descriptor system.
 
     `overrides` replaces top-level parameter values (for ``.step`` and ``.dc param``);
-    `outputs` defaults to the circuit's ``.save`` list or its default outputs.
+    `outputs` defaults to the circuit's ``.save`` list or its default outputs;
+    `small_signal` takes the AC analysis's own values where elements have them.
     """
     backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit, overrides)
-    s = Stamper(circuit, backend)
+    s = Stamper(circuit, backend, small_signal)
     for element in circuit.elements:
         try:
             element.stamp(s)
@@ -268,7 +272,7 @@ def assemble(
             if error.location is not None:
                 raise
             raise NetlistError(f"{element.name}: {error.message}", element.location) from None
-    outputs = outputs if outputs is not None else circuit.outputs()
+    outputs = outputs if outputs is not None else circuit.probed_outputs()
     rows = [output_row(s, circuit, output) for output in outputs]
     n, m = len(s.unknowns), len(s.input_elements)
     inputs = tuple(

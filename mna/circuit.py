@@ -64,6 +64,8 @@ class Options:
     solver: Solver = "klu"   # sparse LU (SuperLU without pyklu; see linalg.factor)
     ordering: Ordering = "auto"
     maxpoints: int = 10_000_000   # rows of a table an analysis may produce
+    temp: float = 27.0       # °C: the circuit's temperature (.temp), SPICE's default
+    tnom: float = 27.0       # °C: where model parameters were measured
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,10 @@ class Circuit:
 
     def check_output(self, output: OutputName, location: SourceLocation | None = None) -> None:
         """An error, located, when `output` names a node or element the circuit lacks."""
+        if output.kind == "E":
+            for probe in output.probes():
+                self.check_output(probe, location)
+            return
         where = output.location or location
         if output.kind == "I":
             if output.keys[0] not in self.elements_by_key:
@@ -146,12 +152,17 @@ class Circuit:
         return OutputName("V", keys)
 
     def label(self, output: OutputName) -> str:
-        """The column name of an output, with each name spelled as first written."""
+        """The column name of an output, with each name spelled as first written (an
+        expression as written)."""
+        if output.kind == "E":
+            return output.expression.text
         if output.kind == "V":
             return f"V({','.join(self.node_name(k) for k in output.keys)})"
         return f"I({self.elements_by_key[output.keys[0]].name})"
 
     def unit(self, output: OutputName) -> str:
+        if output.kind == "E":
+            return ""
         if output.kind == "V":
             node = next((k for k in output.keys if k != GROUND), None)
             return across_unit(self.domain_of(node)) if node else "V"
@@ -167,4 +178,14 @@ class Circuit:
         return nodes + throughs
 
     def outputs(self) -> tuple[OutputName, ...]:
+        """The outputs asked for: the ``.save`` list, or every default one."""
         return self.saves or self.default_outputs()
+
+    def probed_outputs(self) -> tuple[OutputName, ...]:
+        """The probes the outputs read, each once, in order: what analyses compute (an
+        expression of them is computed from their values, `mna.analysis.perform`)."""
+        found: dict[tuple[str, tuple[str, ...]], OutputName] = {}
+        for output in self.outputs():
+            for probe in output.probes():
+                found.setdefault((probe.kind, probe.keys), probe)
+        return tuple(found.values())

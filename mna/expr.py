@@ -11,6 +11,7 @@ Numbers are SPICE numbers (``2.2k``), as in ngspice.
 
 from __future__ import annotations
 
+import cmath
 import logging
 import math
 import operator
@@ -51,8 +52,10 @@ class Probe(NamedTuple):
     names: tuple[str, ...]     # as written
 
 
-def _check(value: float) -> float:
-    if not math.isfinite(value):
+def _check(value: complex) -> complex:
+    """`value` as a float (or a complex, in an AC output), refused when not finite."""
+    value = value if isinstance(value, complex) else float(value)
+    if not cmath.isfinite(value):
         raise OverflowError("the result is not a finite number")
     return value
 
@@ -204,8 +207,10 @@ class Expression:
         return all(step.code in ("number", "apply") for step in self.program)
 
     # -- evaluation ----------------------------------------------------------------------------
-    def evaluate(self, values: Mapping[str, float], time: float | None = None) -> float:
-        """Its value in floats, with parameters from `values` (constants where not given)."""
+    def evaluate(self, values: Mapping[str, float], time: float | None = None,
+                 probes: Mapping[Probe, float] | None = None) -> float:
+        """Its value in floats, with parameters from `values` (constants where not given),
+        and `time` and `probes` where it reads them."""
         stack: list[float] = []
         push = stack.append
         for step in self.program:
@@ -217,8 +222,8 @@ class Expression:
                 arguments = stack[len(stack) - function.arity:]
                 del stack[len(stack) - function.arity:]
                 try:
-                    push(_check(float(function.numeric(*arguments))))
-                except (ArithmeticError, ValueError) as error:
+                    push(_check(function.numeric(*arguments)))
+                except (ArithmeticError, ValueError, TypeError) as error:
                     self._fail(step, _reason(step.argument, arguments, error))
             elif code == "name":
                 value = values.get(step.argument)
@@ -229,6 +234,8 @@ class Expression:
                 push(value)
             elif code == "time" and time is not None:
                 push(time)
+            elif code == "probe" and probes is not None:
+                push(probes[step.argument])
             else:
                 what = "time" if code == "time" else f"{step.argument.kind}()"
                 self._fail(step, f"{what} has no value here")
@@ -315,6 +322,8 @@ Value: TypeAlias = "float | Expression"
 
 def _reason(name: str, arguments: list[float], error: Exception) -> str:
     shown = ", ".join(f"{a:g}" for a in arguments)
+    if isinstance(error, TypeError):
+        return f"{name}({shown}) takes real arguments"
     if name in BINARY or name == "^":
         shown, name = f"{arguments[0]:g} {name} {arguments[1]:g}", ""
     if isinstance(error, ZeroDivisionError):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +34,20 @@ class Result:
     def column_units(self) -> dict[str, str]:
         """The unit of each column of `table` ('' where it has none)."""
         return {}
+
+    def select(self, outputs: list[Selected]) -> Result:
+        """The result with these outputs, each computed from the ones it has."""
+        raise NotImplementedError(f"a {self.kind} result has no outputs to compute")
+
+
+@dataclass(frozen=True)
+class Selected:
+    """An output of a result: its name, unit, and how it follows from the result's own
+    outputs at one point (a mapping of their names to values)."""
+
+    name: str
+    unit: str
+    compute: Callable[[Mapping[str, complex]], complex]
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,12 @@ class OperatingPointResult(Result):
     def column_units(self) -> dict[str, str]:
         return dict(zip(self.names, self.units))
 
+    def select(self, outputs: list[Selected]) -> OperatingPointResult:
+        point = dict(zip(self.names, self.values))
+        return OperatingPointResult(tuple(o.name for o in outputs),
+                                    tuple(float(o.compute(point)) for o in outputs),
+                                    tuple(o.unit for o in outputs))
+
     def summary(self) -> str:
         width = max((len(n) for n in self.names), default=0)
         lines = [f"  {n:<{width}}  {v: .6g} {u}"
@@ -95,6 +117,25 @@ class TableResult(Result):
 
     def column_units(self) -> dict[str, str]:
         return dict(self.units)
+
+    def select(self, outputs: list[Selected]) -> TableResult:
+        """The independent and leading columns, then `outputs` computed point by point."""
+        names = {o.name for o in outputs}
+        count = len(self.columns[self.independent])
+        leading = list(self.columns)[:list(self.columns).index(self.independent) + 1]
+        columns = {name: self.columns[name] for name in leading if name not in names}
+        units = {name: self.units.get(name, "") for name in columns}
+        points = [{name: values[k] for name, values in self.columns.items()}
+                  for k in range(count)]
+        for output in outputs:
+            if output.name in self.columns:
+                columns[output.name] = self.columns[output.name]
+            else:
+                columns[output.name] = np.array([output.compute(point) for point in points])
+            units[output.name] = output.unit
+        selected = copy.copy(self)
+        selected.columns, selected.units = columns, units
+        return selected
 
     def summary(self) -> str:
         count = len(next(iter(self.columns.values())))

@@ -45,11 +45,11 @@ def ac_sweep(request, circuit) -> TableResult:
         raise NetlistError(".ac: no source has an AC value (write e.g. 'V1 in 0 AC 1')",
                            request.location)
     equations = Equations(system, circuit.options)
-    if system.is_linear:
-        g, c = equations.g_data, equations.c_data
-    else:
-        g, c = equations.linearized(dc_solution(equations, system.dc_inputs(),
-                                                guess(circuit, system)))
+    x = None if system.is_linear else dc_solution(equations, system.dc_inputs(),
+                                                  guess(circuit, system))
+    if any(element.has_small_signal_values() for element in circuit.elements):
+        equations = Equations(assemble(circuit, small_signal=True), circuit.options)
+    g, c = (equations.g_data, equations.c_data) if x is None else equations.linearized(x)
     outputs = ac_response(equations, g, c, f, u)
     columns = {"frequency": f}
     units = {"frequency": "Hz"}

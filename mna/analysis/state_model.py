@@ -83,18 +83,21 @@ class StateSpaceResult(Result):
         return H.applyfunc(lambda e: sympy.factor(sympy.cancel(sympy.together(e))))
 
     def zpk(self) -> list[dict]:
-        """Per output and input: zeros, poles and gain of the numeric transfer function."""
+        """Per output and input: zeros, poles and gain of the numeric transfer function,
+        ``G(s) = gain * prod(s - zeros) / prod(s - poles)``.
+
+        The poles are the eigenvalues of A, all of them (a mode that a channel does not see is
+        cancelled by a zero of that channel); the zeros and the gain are the channel's
+        `channel_zeros_and_gain`: no zeros and gain 0 where G is identically zero, and a zero at
+        s = 0 exactly 0.0."""
         A, B, C, D, E, F = (np.asarray(M, dtype=float) for M in self.numeric().matrices())
         n = A.shape[0]
-        poles = np.linalg.eigvals(A) if n else np.empty(0)
-        den = np.real(np.poly(poles)) if n else np.array([1.0])
+        poles = np.linalg.eigvals(A) if n else np.empty(0, dtype=complex)
         items = []
         for i in range(D.shape[0]):
             for j in range(D.shape[1]):
-                num = _numerator(A, B[:, j], C[i], D[i, j], E[:, j], F[i, j])
-                num = np.trim_zeros(num, "f") if np.any(num) else np.array([0.0])
-                gain = float(num[0] / den[0]) if np.any(num) else 0.0
-                zeros = np.roots(num) if len(num) > 1 else np.empty(0)
+                zeros, gain = channel_zeros_and_gain(A, B[:, j], C[i], D[i, j], E[:, j],
+                                                     F[i, j])
                 items.append({"output": self.outputs[i], "input": self.inputs[j],
                               "zeros": zeros, "poles": poles, "gain": gain})
         return items
@@ -253,21 +256,138 @@ class StateSpaceResult(Result):
         return text
 
 
-def _numerator(A, b, c, d, e, f) -> np.ndarray:
-    """Numerator of ``c (sI-A)^-1 (b + s e) + d + s f`` over ``det(sI - A)``."""
-    n = A.shape[0]
-    bp = b + A @ e
-    dp = d + c @ e
-    den = np.real(np.poly(A)) if n else np.array([1.0])
-    if n:
-        import scipy.signal
+# A Markov parameter (a coefficient of G(s) at s -> infinity) is zero when it is below this
+# fraction of the sum of the magnitudes it is summed from, |c| |A|^(k-1) |b|: forming it
+# rounds off a few k n eps of that sum (and the model's entries, cleaned at 1e-14 of their
+# matrix, carry about as much), while a physical one this small would be a cancellation of ten
+# digits. The bound is unchanged by a scaling of the states, so the units do not matter.
+MARKOV_TOL = 1e-10
+# A zero is exactly s = 0 when the constant part of the channel's (balanced, deflated) pencil
+# is singular to this fraction of its largest singular value: a zero below about 1e-10 of the
+# system's frequency scale, where round-off leaves an exact zero. Rank decisions rather than a
+# threshold on the computed zeros, so that a multiple zero at 0 (spread by round-off into a
+# cluster of size eps^(1/multiplicity)) is found whole.
+ZERO_TOL = 1e-10
 
-        num, _ = scipy.signal.ss2tf(A, bp[:, None], c[None, :], np.array([[dp]]))
-        num = np.real(num[0])
+
+def channel_zeros_and_gain(A, b, c, d, e, f) -> tuple[np.ndarray, float]:
+    """Zeros and gain of ``G(s) = c (sI - A)^-1 (b + s e) + d + s f`` (one input, one output),
+    ``G(s) = gain * prod(s - zeros) / det(sI - A)``.
+
+    Gain: the first non-zero Markov parameter, the coefficients of G at s -> infinity: of s, f;
+    of 1, d + c e; of s^-k (k >= 1), c A^(k-1) (b + A e) (zero by `MARKOV_TOL`). Its power of
+    1/s is the relative degree r (-1 when f != 0), and G has n - r zeros. When f, d + c e and
+    the first n others are zero, G is identically zero: no zeros and gain 0.
+
+    Zeros: the finite eigenvalues of the system pencil
+    ``[[A - sI, b + s e], [c, d + s f]]``, or, after a constant column operation (states
+    shifted by ``e u``), ``M - s N`` with ``M = [[A, b + A e], [c, d + c e]]`` and
+    ``N = [[I, 0], [0, -f]]``; its determinant is ``(-1)^n det(sI - A) G(s)``, so its
+    eigenvalues are all the numerator's roots, zeros that cancel a pole included (the invariant
+    zeros). Its r + 1 infinite eigenvalues form one Jordan block, which round-off splits into
+    eigenvalues of size eps^(-1/(r + 1)) that no threshold on their beta tells from finite
+    ones (np.roots of scipy's ss2tf numerator turned the same round-off into zeros near 1e20);
+    so they are deflated, by orthogonal transformations, as many as r says: r times the
+    reduction of SISO zeros (compress b onto the last state, which the input then sets freely:
+    the zeros of (A, b, c, 0) are those of (A11, a12, c1, c2)), then the last row of the pencil.
+    Then the zeros at s = 0 are deflated by rank decisions (`ZERO_TOL`) and reported as exact
+    0.0, and the rest are the generalised eigenvalues of what is left, whose N is non-singular.
+    The pencil is balanced first (a diagonal similarity in powers of two).
+    """
+    import scipy.linalg
+
+    n = A.shape[0]
+    bp, dp = b + A @ e, d + c @ e
+    if abs(dp) <= MARKOV_TOL * (abs(d) + np.abs(c) @ np.abs(e)):
+        dp = 0.0
+    if f:
+        r, gain = -1, float(f)
+    elif dp:
+        r, gain = 0, float(dp)
     else:
-        num = np.array([dp])
-    num = np.polyadd(num, np.polymul([f, 0.0], den)) if f else num
-    return np.asarray(num, float)
+        r, gain = _first_markov(A, bp, np.abs(b) + np.abs(A) @ np.abs(e), c)
+        if r is None:
+            return np.empty(0, dtype=complex), 0.0
+    M = np.zeros((n + 1, n + 1))
+    M[:n, :n], M[:n, n], M[n, :n], M[n, n] = A, bp, c, dp
+    if f:  # the last row over -f: N = I
+        M[n] /= -f
+    if n:
+        _, (scale, _) = scipy.linalg.matrix_balance(M, permute=False, separate=True)
+        M = M / scale[:, None] * scale[None, :]
+    scale = np.linalg.norm(M, 2)  # the system's: the deflations below are orthogonal
+    if f:
+        M, N = M, np.eye(n + 1)
+    else:
+        A_, b_, c_, d_ = M[:n, :n], M[:n, n], M[n, :n], M[n, n]
+        for _ in range(r):  # deflate r infinite eigenvalues
+            u = _reflector(b_)
+            if u is not None:  # A <- H A H, c <- c H with H b = beta e_last
+                A_ = A_ - 2 * np.outer(u, u @ A_)
+                A_ = A_ - 2 * np.outer(A_ @ u, u)
+                c_ = c_ - 2 * (c_ @ u) * u
+            A_, b_, c_, d_ = A_[:-1, :-1], A_[:-1, -1], c_[:-1], c_[-1]
+        k = A_.shape[0]
+        M = np.zeros((k + 1, k + 1))
+        M[:k, :k], M[:k, k], M[k, :k], M[k, k] = A_, b_, c_, d_
+        u = _reflector(M[k])  # and the last: the last row of (M - s N) H is (0, ..., 0, gamma)
+        H = np.eye(k + 1) - 2 * np.outer(u, u) if u is not None else np.eye(k + 1)
+        M, N = (M @ H)[:k, :k], H[:k, :k]
+    M, N, at_zero = _deflate_zero_eigenvalues(M, N, ZERO_TOL * scale)
+    finite = scipy.linalg.eigvals(M, N) if M.size else np.empty(0, dtype=complex)
+    zeros = np.concatenate([np.zeros(at_zero, dtype=complex), finite.astype(complex)])
+    return zeros, gain
+
+
+def _first_markov(A, bp, bound, c) -> tuple[int | None, float]:
+    """The first ``k`` in 1..n with ``c A^(k-1) bp`` not zero, and that value; ``bound`` is
+    ``|b| + |A| |e|`` (>= |bp|, the magnitudes that bp is summed from). ``(None, 0.0)``: none."""
+    v, w, exponent = bp.astype(float), bound.astype(float), 0
+    abs_A, abs_c = np.abs(A), np.abs(c)
+    for k in range(1, A.shape[0] + 1):
+        value = c @ v
+        if abs(value) > MARKOV_TOL * (abs_c @ w):
+            with np.errstate(over="ignore"):
+                return k, float(np.ldexp(value, exponent))
+        v, w = A @ v, abs_A @ w
+        top = w.max(initial=0.0)
+        if top == 0:  # A^k bp = 0: every further one is zero too
+            break
+        shift = int(np.frexp(top)[1])  # keep w (and v, |v| <= w) near 1: no overflow
+        v, w, exponent = np.ldexp(v, -shift), np.ldexp(w, -shift), exponent + shift
+    return None, 0.0
+
+
+def _reflector(x) -> np.ndarray | None:
+    """Unit u with ``(I - 2 u u^T) x`` a multiple of the last unit vector (None: x = 0)."""
+    norm = np.linalg.norm(x)
+    if norm == 0:
+        return None
+    u = np.array(x, dtype=float)
+    u[-1] += np.copysign(norm, u[-1])
+    return u / np.linalg.norm(u)
+
+
+def _deflate_zero_eigenvalues(M, N, tol) -> tuple[np.ndarray, np.ndarray, int]:
+    """Remove the eigenvalues s = 0 of the regular pencil ``M - s N``: while M has singular
+    values <= `tol` (it is that close to a singular M), set them to 0, rotate their rows to the
+    bottom (SVD) and bring the same rows of N onto their last columns (RQ); those rows then hold
+    only zero eigenvalues. Returns the rest of the pencil and how many were removed."""
+    import scipy.linalg
+
+    count = 0
+    while M.shape[0]:
+        U, sigma, Vt = scipy.linalg.svd(M)
+        null = int(np.sum(sigma <= tol))
+        if not null:
+            break
+        keep = M.shape[0] - null
+        N = U.T @ N @ Vt.T
+        _, Q = scipy.linalg.rq(N[keep:])  # N[keep:] Q^T = [0, R]
+        M = (np.diag(np.where(np.arange(len(sigma)) < keep, sigma, 0.0)) @ Q.T)[:keep, :keep]
+        N = (N @ Q.T)[:keep, :keep]
+        count += null
+    return M, N, count
 
 
 def _labelled(names, units) -> str:

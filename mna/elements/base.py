@@ -117,6 +117,11 @@ class Element:
         """Names of the extra unknowns this element needs ('' is its own through variable)."""
         return ()
 
+    def has_small_signal_values(self) -> bool:
+        """Whether the AC analysis stamps other values than the others (a resistor's
+        ``ac=``)."""
+        return False
+
     def reports_through(self) -> bool:
         """Whether `I(name)` is a default output: sources, T-type elements and couplers."""
         return bool(self.branches())

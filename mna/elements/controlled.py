@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from mna.elements.base import Edge, Element, Role, read_ports_and_value
+from mna.elements.behavioural import BehaviouralSource
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
+from mna.netlist.model import Braced, Call, field_text
+
+
+def polynomial(reader: FieldReader, nodes: tuple[str, str], kind: str,
+               probe) -> BehaviouralSource | None:
+    """SPICE's ``POLY(n) controls... c0 c1 ...`` after the output nodes, as the behavioural
+    source it is (None when the line has no POLY): the coefficients run over the monomials
+    of the n controls by degree, each degree's in SPICE's order (x1^2, x1 x2, x2^2, ...).
+    `probe(reader)` reads one control and gives its probe text (``V(a,b)``, ``I(V1)``)."""
+    head = reader.peek()
+    if not (isinstance(head, Call) and head.name.lower() == "poly"):
+        return None
+    reader.take("POLY(n)")
+    location = reader.place()
+    if len(head.args) != 1 or not isinstance(head.args[0], str) or not head.args[0].isdigit():
+        reader.fail("POLY takes the number of controls, e.g. POLY(2)", location, usage=True)
+    count = int(head.args[0])
+    controls = [probe(reader) for _ in range(count)]
+    coefficients = []
+    while reader.remaining():
+        item = reader.take("coefficient")
+        coefficients.append(f"({item.text})" if isinstance(item, Braced) else field_text(item))
+    if not coefficients:
+        reader.fail("POLY needs at least one coefficient", reader.card.end(), usage=True)
+    monomials = (term for degree in itertools.count()
+                 for term in itertools.combinations_with_replacement(range(count), degree))
+    terms = ["*".join([coefficient, *(controls[k] for k in monomial)])
+             for coefficient, monomial in zip(coefficients, monomials)]
+    reader.no_more_options()
+    expression = reader.behavioural(Braced(" + ".join(terms), location))
+    return BehaviouralSource(reader.name, reader.location, nodes, kind, expression)
 
 
 @dataclass(eq=False)
@@ -17,6 +50,10 @@ class AcrossControlled(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader):
+        if len(reader.card.fields) > 2 and isinstance(reader.card.fields[2], Call):
+            nodes = (reader.node("n+"), reader.node("n-"))
+            return polynomial(reader, nodes, "v" if cls.prefix == "E" else "i",
+                              _voltage_control)
         nodes, gain = read_ports_and_value(reader, ("n+", "n-", "nc+", "nc-"), "gain")
         return cls(reader.name, reader.location, nodes, gain)
 
@@ -71,6 +108,9 @@ class ThroughControlled(Element):
     @classmethod
     def from_fields(cls, reader: FieldReader):
         nodes = (reader.node("n+"), reader.node("n-"))
+        poly = polynomial(reader, nodes, "v" if cls.prefix == "H" else "i", _current_control)
+        if poly is not None:
+            return poly
         control = reader.element("controlling element")
         gain = reader.value("gain")
         reader.done()
@@ -124,3 +164,11 @@ class CurrentControlledVoltageSource(ThroughControlled):
         s.G.incidence(*self.nodes, k)
         s.G.across(k, *self.nodes, 1)
         s.G.add(k, self.control_branch(s), -s.value(self.gain))
+
+
+def _voltage_control(reader: FieldReader) -> str:
+    return f"V({reader.word('nc+')},{reader.word('nc-')})"
+
+
+def _current_control(reader: FieldReader) -> str:
+    return f"I({reader.word('controlling source')})"

@@ -23,13 +23,14 @@ class Passive(Element):
     letter: ClassVar[str] = ""
     role: ClassVar[Role]
     keywords: ClassVar[tuple[str, ...]] = ()   # the physical keywords of the letter
+    extras: ClassVar[tuple[str, ...]] = ()     # other key= a subclass reads (`options`)
     allowed: ClassVar[str] = ""                # every key=, as the usage lists them
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.keywords = tuple(sorted(keywords_of(cls.letter)))
         extra = ("ic",) if cls.role is not Role.DISSIPATOR else ()
-        cls.allowed = ", ".join(f"{k}=" for k in sorted({*cls.keywords, *extra}))
+        cls.allowed = ", ".join(f"{k}=" for k in sorted({*cls.keywords, *extra, *cls.extras}))
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Passive:
@@ -37,6 +38,7 @@ class Passive(Element):
         bare = reader.value() if reader.remaining() else None
         reader.done()
         initial = reader.option("ic") if cls.role is not Role.DISSIPATOR else None
+        extras = {key: reader.option(key) for key in cls.extras if key in reader.assigns}
         given = [k for k in cls.keywords if k in reader.assigns]
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
@@ -46,7 +48,7 @@ class Passive(Element):
         if value is None:
             reader.fail(f"{reader.card.head}: missing value", usage=True)
         reader.no_more_options(cls.allowed)
-        return cls(reader.name, reader.location, nodes, value, keyword, initial)
+        return cls(reader.name, reader.location, nodes, value, keyword, initial, **extras)
 
     def edges(self):
         return two_terminal_edge(self, self.role)
@@ -94,18 +96,44 @@ class Passive(Element):
 
 @dataclass(eq=False)
 class Resistor(Passive):
-    """A D-type element: resistor, damper, fluid or thermal resistance."""
+    """A D-type element: resistor, damper, fluid or thermal resistance; as SPICE's, with
+    temperature coefficients (``R (1 + tc1 dT + tc2 dT^2)``, dT from TNOM to the element's
+    ``temp=``, or the circuit's ``.temp`` plus ``dtemp=``) and a resistance of its own in
+    the AC analysis (``ac=``)."""
+
+    tc1: Value = 0.0
+    tc2: Value = 0.0
+    temp: Value | None = None
+    dtemp: Value = 0.0
+    ac: Value | None = None
 
     prefix = "R"
-    usage = "Rname n+ n- value | Rname n+ n- R=|b=value"
+    usage = ("Rname n+ n- value [tc1= tc2= temp= dtemp= ac=] | Rname n+ n- R=|b=value")
     letter = "R"
     role = Role.DISSIPATOR
+    extras = ("tc1", "tc2", "temp", "dtemp", "ac")
+
+    def has_small_signal_values(self) -> bool:
+        return self.ac is not None
+
+    def resistance(self, s) -> Value:
+        """The analog value at the element's temperature (AC: ``ac=`` where given)."""
+        if s.small_signal and self.ac is not None:
+            return s.value(self.ac)
+        value = self.analog(s)
+        if self.tc1 == 0.0 and self.tc2 == 0.0:
+            return value
+        options = s.circuit.options
+        temperature = s.value(self.temp) if self.temp is not None else (
+            options.temp + s.value(self.dtemp))
+        rise = temperature - options.tnom
+        return value * (1 + s.value(self.tc1) * rise + s.value(self.tc2) * rise**2)
 
     def stamp(self, s) -> None:
-        s.G.conductance(*self.nodes, 1 / self.analog(s))
+        s.G.conductance(*self.nodes, 1 / self.resistance(s))
 
     def through(self, s, row) -> None:
-        row.x.difference(*self.nodes, 1 / self.analog(s))
+        row.x.difference(*self.nodes, 1 / self.resistance(s))
 
 
 @dataclass(eq=False)

@@ -34,7 +34,15 @@ from mna.units import read_number
 
 log = logging.getLogger(__name__)
 
-SKIPPED_CARDS = {".meas", ".measure", ".plot", ".width", ".four", ".probe", ".title"}
+SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
+# what ngspice reads and mna does not: refused by name, never skipped unseen
+UNSUPPORTED_CARDS = {".noise": "noise analysis", ".sp": "S-parameter analysis",
+                     ".sens": "sensitivity analysis", ".pss": "periodic steady state",
+                     ".disto": "distortion analysis", ".tf": "the .tf transfer function "
+                     "(use .ss ... tf)", ".hb": "harmonic balance"}
+UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmission lines",
+                        "O": "lossy transmission lines", "U": "RC lines",
+                        "Y": "transmission lines", "P": "coupled lines", "N": "OSDI devices"}
 OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")
@@ -257,8 +265,13 @@ class _Elaborator:
             self._domain(card, scope)
         elif key == ".step":
             self.steps.append(read_step(self._reader(card, scope, STEP_USAGE)))
+        elif key == ".temp":
+            self._temperature(card)
         elif key in SKIPPED_CARDS:
             log.warning("%s: %s is not used by mna; skipped", card.location, card.head)
+        elif key in UNSUPPORTED_CARDS:
+            raise NetlistError(f"{card.head}: {UNSUPPORTED_CARDS[key]} is not supported by mna",
+                               card.location)
         elif key in Request.registry:
             request = Request.registry[key]
             self.analyses.append(request.from_fields(self._reader(card, scope, request.usage)))
@@ -270,6 +283,9 @@ class _Elaborator:
 
     def _element(self, card: Card, scope: Scope) -> None:
         cls = Element.class_for(card.head)
+        if cls is None and card.head[:1].upper() in UNSUPPORTED_ELEMENTS:
+            raise NetlistError(f"{card.head}: {UNSUPPORTED_ELEMENTS[card.head[:1].upper()]} "
+                               "are not supported by mna", card.location)
         if cls is None:
             known = ", ".join(sorted(Element.registry) + ["X"])
             raise NetlistError(f"unknown element type '{card.head}' (known prefixes: {known})",
@@ -364,6 +380,15 @@ class _Elaborator:
             changes[key] = _option_value(key, item, fields[key].type)
         self.options = dataclasses.replace(self.options, **changes)
 
+    def _temperature(self, card: Card) -> None:
+        """``.temp T`` (°C): the circuit's temperature."""
+        reader = self._reader(card, self.top_scope, ".temp T")
+        value = reader.value("temperature")
+        reader.done()
+        if not isinstance(value, float) or value <= -273.15:
+            reader.fail("the temperature must be a number above -273.15 °C", card.place(0))
+        self.options = dataclasses.replace(self.options, temp=value)
+
     def _model(self, card: Card) -> None:
         usage = ".model name type(param=value ...)"
         if not card.fields or not isinstance(card.fields[0], str):
@@ -406,9 +431,17 @@ class _Elaborator:
         for index, item in enumerate(card.fields):
             if isinstance(item, str) and item.lower() in ("all", "op", "dc", "ac", "tran"):
                 continue
+            if isinstance(item, Braced):
+                reader = self._reader(card, scope, f"{card.key} V(node) I(element) {{expr}} ...")
+                expression = reader.behavioural(item)
+                if expression.uses_time:
+                    raise NetlistError("an output expression reads probes, not time",
+                                       card.place(index))
+                self.saves.append(OutputName("E", (), card.place(index), expression))
+                continue
             if not isinstance(item, Call):
-                raise NetlistError("expected V(node), V(a,b) or I(element), "
-                                   f"found '{field_text(item)}'", card.place(index))
+                raise NetlistError("expected V(node), V(a,b), I(element) or an expression of "
+                                   f"them, found '{field_text(item)}'", card.place(index))
             self.saves.append(output_name(item, scope))
 
     def _domain(self, card: Card, scope: Scope) -> None:
@@ -511,6 +544,10 @@ def _option_value(key: str, item: Assign, kind: str):
             raise NetlistError(f"option {key} must be one of {choices}", item.places[0])
         return choice
     number = read_number(value, item.places[0], f"option {key}")
+    if key in ("temp", "tnom"):
+        if number <= -273.15:
+            raise NetlistError(f"option {key} must lie above -273.15 °C", item.places[0])
+        return number
     if kind == "int":
         if number != int(number) or number < 1:
             raise NetlistError(f"option {key} takes a positive whole number", item.places[0])

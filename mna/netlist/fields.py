@@ -206,11 +206,20 @@ def assignment(item: Field, location: SourceLocation) -> Assign:
 
 @dataclass(frozen=True)
 class OutputName:
-    """A requested output: ``V(n)``, ``V(a,b)`` or ``I(name)`` with keys as in the circuit."""
+    """A requested output: ``V(n)``, ``V(a,b)`` or ``I(name)`` with keys as in the circuit,
+    or (kind ``E``) an expression of such probes, computed from their values."""
 
-    kind: Literal["V", "I"]
+    kind: Literal["V", "I", "E"]
     keys: tuple[str, ...]
     location: SourceLocation | None = None
+    expression: Expression | None = None
+
+    def probes(self) -> tuple[OutputName, ...]:
+        """The outputs an expression reads (the output itself for a probe)."""
+        if self.expression is None:
+            return (self,)
+        return tuple(OutputName(probe.kind, probe.names, place)
+                     for probe, place in self.expression.probes.items())
 
 
 def output_name(call: Call, scope: Scope) -> OutputName:

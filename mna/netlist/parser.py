@@ -15,6 +15,7 @@ from mna.netlist.lexer import Line, Source, Token, lex_text, read_source
 from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, SourceLocation
 
 CONDITIONS = (".if", ".elseif")
+OUTPUT_LISTS = (".save", ".print")   # items separated by blanks; an item may be an expression
 
 
 def parse_file(path: str | Path) -> Netlist:
@@ -44,6 +45,8 @@ def parse_line(line: Line) -> Card:
         if not rest:
             raise NetlistError(f"usage: {key} (condition)", head.location.shifted(len(key) + 1))
         items = [(_joined(rest), _expression_place(rest[0]))]
+    elif key in OUTPUT_LISTS:
+        items = [_output_item(run) for run in _runs(rest)]
     else:
         joins = "param" if key == ".param" else "rest" if key[0] == "b" else None
         items = _fields(cursor, joins=joins)
@@ -141,6 +144,32 @@ def _atom(cursor: _Cursor) -> tuple[Field, SourceLocation]:
         args = tuple(item for item, _ in items)
         return Call(token.text, args, token.location, tuple(p for _, p in items)), token.location
     return token.text, token.location
+
+
+def _runs(tokens: list[Token]) -> list[list[Token]]:
+    """The tokens in runs that no blank separates."""
+    runs: list[list[Token]] = []
+    for token in tokens:
+        if runs and _end(runs[-1][-1]) == token.location:
+            runs[-1].append(token)
+        else:
+            runs.append([token])
+    return runs
+
+
+def _end(token: Token) -> SourceLocation:
+    """The place just after `token`."""
+    width = len(token.text) + (2 if token.kind == "braced" else 0)
+    return token.location.shifted(width)
+
+
+def _output_item(run: list[Token]) -> tuple[Field, SourceLocation]:
+    """A run of an output list: a word, ``V(n)``/``I(x)``, or an expression of them."""
+    cursor = _Cursor(run)
+    item, place = _atom(cursor)
+    if cursor.peek() is None:
+        return item, place
+    return _joined(run), _expression_place(run[0])
 
 
 def _expression_place(token: Token) -> SourceLocation:

@@ -45,7 +45,7 @@ CASES = {
         r"unexpected field '3'", 3, 15),
     "unknown keyword": (
         "t\nV1 a 0 1\nR1 a 0 1 tc=2\n",
-        r"unknown parameter 'tc=' \(allowed: .*r=\)", 3, 10),
+        r"unknown parameter 'tc=' \(allowed: .*r=, tc1=", 3, 10),
     "bad number": (
         "t\nV1 a 0 1\nR1 a 0 1x2\n",
         r"bad number '1x2' for value", 3, 8),
