@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mna.analysis import perform
+from mna.analysis import perform, run_all
 from mna.assembly import assemble
 from mna.circuit import Circuit
 from mna.errors import (
@@ -64,7 +64,7 @@ def run(circuit: Circuit) -> list[Result]:
         from mna.analysis.sweep import run_stepped  # loaded only for .step
 
         return run_stepped(circuit)
-    return [perform(request, circuit) for request in circuit.analyses]
+    return run_all(circuit)
 
 
 def state_space(circuit: Circuit, inputs: list[str] | None = None,

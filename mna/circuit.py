@@ -16,7 +16,7 @@ from mna.netlist.model import Card, SourceLocation
 if TYPE_CHECKING:
     from mna.diagnostics import Graph
     from mna.elements.base import Element
-    from mna.netlist.requests import Request, Sweep
+    from mna.netlist.requests import Fourier, Measure, Request, Sweep
 
 Method = Literal["be", "trap", "gear2", "fe"]
 StepControl = Literal["adaptive", "fixed"]
@@ -103,6 +103,8 @@ class Circuit:
     nodeset: dict[OutputName, Value] = field(default_factory=dict)
     analyses: tuple[Request, ...] = ()
     steps: tuple[Sweep, ...] = ()
+    measures: tuple[Measure, ...] = ()
+    fouriers: tuple[Fourier, ...] = ()
     saves: tuple[OutputName, ...] = ()
     elements_by_key: dict[str, Element] = field(default_factory=dict)
 
@@ -182,10 +184,12 @@ class Circuit:
         return self.saves or self.default_outputs()
 
     def probed_outputs(self) -> tuple[OutputName, ...]:
-        """The probes the outputs read, each once, in order: what analyses compute (an
-        expression of them is computed from their values, `mna.analysis.perform`)."""
+        """The probes the outputs and the measurements read, each once, in order: what
+        analyses compute (an expression of them is computed from their values, and the
+        table holds what was asked for: `mna.analysis.perform`)."""
         found: dict[tuple[str, tuple[str, ...]], OutputName] = {}
-        for output in self.outputs():
+        measured = [o for m in (*self.measures, *self.fouriers) for o in m.outputs]
+        for output in (*self.outputs(), *measured):
             for probe in output.probes():
                 found.setdefault((probe.kind, probe.keys), probe)
         return tuple(found.values())

@@ -171,6 +171,19 @@ def run(netlist_text: str, *, timeout: float = 600) -> Result:
     return Result(plots, wall_time, proc.stderr)
 
 
+def printout(netlist_text: str, *, timeout: float = 600) -> str:
+    """What ngspice prints in batch mode without a raw file: the results of ``.meas``,
+    ``.four`` and ``.print`` (with ``-r`` it measures and prints nothing)."""
+    with tempfile.TemporaryDirectory(prefix="ngspice-") as tmp:
+        deck = Path(tmp, "deck.cir")
+        deck.write_text(strip_control(netlist_text).rstrip("\n") + "\n")
+        proc = subprocess.run(["ngspice", "-b", str(deck)], cwd=tmp, capture_output=True,
+                              text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise NgspiceError(f"ngspice exit status {proc.returncode}: {proc.stderr[-2000:]}")
+    return proc.stdout
+
+
 def parse_raw(text: str) -> list[Plot]:
     """Parse an ASCII ngspice raw file, which holds one plot per analysis.
 

@@ -20,13 +20,35 @@ if TYPE_CHECKING:
 
 
 def perform(request: Request, circuit: Circuit) -> Result:
-    """The result of `request` on `circuit`; where the netlist asks for expressions of
-    probes (``.save {V(a)-V(b)}``), the analysis computes the probes and they follow."""
+    """The result of `request` on `circuit`, with the outputs the netlist asks for."""
+    return _asked(_computed(request, circuit), circuit)
+
+
+def run_all(circuit: Circuit) -> list[Result]:
+    """Every analysis of `circuit` in order, then its measurements (``.meas``, ``.four``)
+    as one result."""
+    computed = [_computed(request, circuit) for request in circuit.analyses]
+    results = [_asked(result, circuit) for result in computed]
+    if circuit.measures or circuit.fouriers:
+        from mna.analysis.measure import measurements  # only for a netlist that measures
+
+        results.append(measurements(circuit, computed))
+    return results
+
+
+def _computed(request: Request, circuit: Circuit) -> Result:
+    """What the analysis computes: every probe that an output, an expression of probes
+    (``.save {V(a)-V(b)}``) or a measurement reads."""
     module, function = request.runner.split(":")
-    result = getattr(importlib.import_module(module), function)(request, circuit)
-    if any(output.kind == "E" for output in circuit.saves) and result.kind != "ss":
-        result = result.select([_selected(circuit, output) for output in circuit.saves])
-    return result
+    return getattr(importlib.import_module(module), function)(request, circuit)
+
+
+def _asked(result: Result, circuit: Circuit) -> Result:
+    """`result` with the outputs asked for, expressions computed from their probes."""
+    if result.kind in ("ss", "pz") or not (
+            circuit.measures or circuit.fouriers or any(o.kind == "E" for o in circuit.saves)):
+        return result
+    return result.select([_selected(circuit, output) for output in circuit.outputs()])
 
 
 def _selected(circuit: Circuit, output) -> Selected:

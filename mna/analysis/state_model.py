@@ -315,7 +315,7 @@ def channel_zeros_and_gain(A, b, c, d, e, f) -> tuple[np.ndarray, float]:
     if n:
         _, (scale, _) = scipy.linalg.matrix_balance(M, permute=False, separate=True)
         M = M / scale[:, None] * scale[None, :]
-    scale = np.linalg.norm(M, 2)  # the system's: the deflations below are orthogonal
+    scale = np.linalg.norm(M)  # the system's (Frobenius): the deflations are orthogonal
     if f:
         M, N = M, np.eye(n + 1)
     else:
@@ -340,22 +340,53 @@ def channel_zeros_and_gain(A, b, c, d, e, f) -> tuple[np.ndarray, float]:
 
 
 def _first_markov(A, bp, bound, c) -> tuple[int | None, float]:
-    """The first ``k`` in 1..n with ``c A^(k-1) bp`` not zero, and that value; ``bound`` is
-    ``|b| + |A| |e|`` (>= |bp|, the magnitudes that bp is summed from). ``(None, 0.0)``: none."""
-    v, w, exponent = bp.astype(float), bound.astype(float), 0
-    abs_A, abs_c = np.abs(A), np.abs(c)
-    for k in range(1, A.shape[0] + 1):
-        value = c @ v
-        if abs(value) > MARKOV_TOL * (abs_c @ w):
+    """The first ``k`` in 1..n with ``c A^(k-1) bp`` not zero, and its value (``(None, 0.0)``:
+    none). ``bound = |b| + |A| |e|`` (>= |bp|: what bp is summed from), so that
+    ``|c| |A|^(k-1) bound`` is what the parameter is summed from.
+
+    ``A^(k-1) bp`` and ``|A|^(k-1) bound`` are carried as mantissas and a power of two per
+    state, each row of a product scaled by its largest term: along a long chain (the far end of
+    an RC ladder) their entries span more than a float's exponent range, and under one common
+    scale the entries that reach the output would underflow to zero."""
+    n = A.shape[0]
+    rows, cols = np.nonzero(A)
+    entries = A[rows, cols]
+    w, exponent = np.frexp(np.asarray(bound, dtype=float))
+    exponent = exponent.astype(np.int64)
+    v = np.ldexp(bp, -exponent)
+    for k in range(1, n + 1):
+        value, limit, top = _scaled_dot(c, v, w, exponent)
+        if abs(value) > MARKOV_TOL * limit:
             with np.errstate(over="ignore"):
-                return k, float(np.ldexp(value, exponent))
-        v, w = A @ v, abs_A @ w
-        top = w.max(initial=0.0)
-        if top == 0:  # A^k bp = 0: every further one is zero too
+                return k, float(np.ldexp(value, top))
+        live = w[cols] != 0
+        if not np.any(live):  # A^k bp = 0: every further one is zero too
             break
-        shift = int(np.frexp(top)[1])  # keep w (and v, |v| <= w) near 1: no overflow
-        v, w, exponent = np.ldexp(v, -shift), np.ldexp(w, -shift), exponent + shift
+        r, j, a = rows[live], cols[live], entries[live]
+        terms = np.abs(a) * w[j]
+        term_exponent = exponent[j] + np.frexp(terms)[1]
+        row_top = np.zeros(n, dtype=np.int64)
+        row_top[r] = np.iinfo(np.int64).min
+        np.maximum.at(row_top, r, term_exponent)
+        shift = exponent[j] - row_top[r]
+        w = np.bincount(r, np.ldexp(terms, shift), minlength=n)
+        v = np.bincount(r, np.ldexp(a * v[j], shift), minlength=n)
+        w, renormal = np.frexp(w)
+        exponent = row_top + renormal
+        v = np.ldexp(v, -renormal)
     return None, 0.0
+
+
+def _scaled_dot(c, v, w, exponent) -> tuple[float, float, int]:
+    """``c . (v 2^exponent)`` and ``|c| . (w 2^exponent)``, both over ``2^top``, and top."""
+    live = (c != 0) & (w != 0)
+    if not np.any(live):
+        return 0.0, 0.0, 0
+    terms = np.abs(c[live]) * w[live]
+    top = int((exponent[live] + np.frexp(terms)[1]).max())
+    shift = exponent[live] - top
+    return (float(np.sum(np.ldexp(c[live] * v[live], shift))),
+            float(np.sum(np.ldexp(terms, shift))), top)
 
 
 def _reflector(x) -> np.ndarray | None:
@@ -377,10 +408,10 @@ def _deflate_zero_eigenvalues(M, N, tol) -> tuple[np.ndarray, np.ndarray, int]:
 
     count = 0
     while M.shape[0]:
+        if not np.sum(scipy.linalg.svdvals(M) <= tol):
+            break
         U, sigma, Vt = scipy.linalg.svd(M)
         null = int(np.sum(sigma <= tol))
-        if not null:
-            break
         keep = M.shape[0] - null
         N = U.T @ N @ Vt.T
         _, Q = scipy.linalg.rq(N[keep:])  # N[keep:] Q^T = [0, R]

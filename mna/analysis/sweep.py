@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mna.analysis import perform
+from mna.analysis import run_all
 from mna.errors import MnaError, in_context
 from mna.results import Result
 
@@ -25,13 +25,13 @@ def run_stepped(circuit) -> list[Result]:
         parameters = {**circuit.parameters, **{s.name: v for s, v in zip(circuit.steps, point)}}
         stepped = dataclasses.replace(circuit, parameters=parameters)
         try:
-            runs.append([perform(request, stepped) for request in circuit.analyses])
+            runs.append(run_all(stepped))
         except MnaError as error:
             where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, point))
             raise in_context(error, f"at the step {where}") from None
     names = [s.label for s in circuit.steps]
     return [SteppedResult(names, points, [run[i] for run in runs])
-            for i in range(len(circuit.analyses))]
+            for i in range(len(runs[0]))]
 
 
 class SteppedResult(Result):

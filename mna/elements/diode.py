@@ -1,5 +1,10 @@
 """The junction diode: SPICE's equations, junction-voltage limiting, depletion and diffusion
-charge, evaluated for every diode of a circuit at once."""
+charge, breakdown and temperature, evaluated for every diode of a circuit at once.
+
+The junction physics shared with the transistors (`mna.elements.bjt`, `mna.elements.mosfet`)
+lives here too: ngspice's physical constants, the thermal voltage, the temperature scaling of
+junction potentials and capacitances, ``pnjlim`` and the depletion charge.
+"""
 
 from __future__ import annotations
 
@@ -13,90 +18,194 @@ from mna.elements.device import Device, Instance, Load, parameters, terminal_arr
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
 
-BOLTZMANN_OVER_CHARGE = 8.617333262e-5  # V/K
-NOMINAL_TEMPERATURE = 300.15  # K, SPICE's TNOM of 27 °C
+# ngspice's constants (src/include/ngspice/const.h), so that results agree to the last digits
+BOLTZMANN = 1.38064852e-23   # J/K
+CHARGE = 1.6021766208e-19    # C
+BOLTZMANN_OVER_CHARGE = BOLTZMANN / CHARGE   # V/K
+CELSIUS = 273.15             # K at 0 °C
+NOMINAL_TEMPERATURE = 27.0 + CELSIUS   # K, SPICE's REFTEMP and default TNOM
 EXPONENT_LIMIT = 700.0   # exp() of more overflows: the current is held there
 
 DEFAULTS = {"is": 1e-14, "n": 1.0, "rs": 0.0, "cjo": 0.0, "vj": 1.0, "m": 0.5, "tt": 0.0,
-            "bv": math.inf, "ibv": 1e-3, "fc": 0.5}
+            "bv": math.inf, "ibv": 1e-3, "nbv": None, "fc": 0.5, "eg": 1.11, "xti": 3.0,
+            "tnom": None, "kf": 0.0, "af": 1.0}
+ALIASES = {"cj0": "cjo", "cj": "cjo", "pb": "vj", "mj": "m", "ib": "ibv", "js": "is",
+           "tref": "tnom"}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 STAMP = np.array([[1.0, -1.0], [-1.0, 1.0]])   # a branch between the two terminals
 
 
-def junction_limit(new: np.ndarray, old: np.ndarray, vte: np.ndarray,
-                   critical: np.ndarray) -> np.ndarray:
-    """SPICE's ``pnjlim``: a forward step in junction voltage above `critical` grows only
-    logarithmically."""
-    large = (new > critical) & (np.abs(new - old) > 2 * vte)
-    if not large.any():
+# -- shared junction physics -------------------------------------------------------------------
+
+def temperatures(circuit, tnom: float | None = None) -> tuple[float, float]:
+    """The circuit's temperature and the model's TNOM (°C, or the circuit's ``tnom``), in K."""
+    options = circuit.options
+    temp = getattr(options, "temp", 27.0)
+    if tnom is None:
+        tnom = getattr(options, "tnom", 27.0)
+    return temp + CELSIUS, tnom + CELSIUS
+
+
+def _potential_shift(temperature: float) -> float:
+    """ngspice's ``pbfact``: the band-gap part of a junction potential at `temperature`."""
+    vt = BOLTZMANN_OVER_CHARGE * temperature
+    gap = 1.16 - (7.02e-4 * temperature * temperature) / (temperature + 1108)
+    arg = (-gap / (2 * BOLTZMANN * temperature)
+           + 1.1150877 / (BOLTZMANN * (NOMINAL_TEMPERATURE + NOMINAL_TEMPERATURE)))
+    return -2 * vt * (1.5 * math.log(temperature / NOMINAL_TEMPERATURE) + CHARGE * arg)
+
+
+def gap_energy(temperature: float) -> float:
+    """Silicon's band gap at `temperature` (eV), as SPICE's MOSFETs take it."""
+    return 1.16 - (7.02e-4 * temperature * temperature) / (temperature + 1108)
+
+
+def junction_at(potential: float, capacitance: float, grading: float, temperature: float,
+                nominal: float) -> tuple[float, float]:
+    """A junction's potential and zero-bias capacitance at `temperature`, given at `nominal`
+    (SPICE's TLEVC=0 scaling); unchanged at the nominal temperature."""
+    if temperature == nominal:
+        return potential, capacitance
+    fact1, fact2 = nominal / NOMINAL_TEMPERATURE, temperature / NOMINAL_TEMPERATURE
+    pbo = (potential - _potential_shift(nominal)) / fact1
+    old = (potential - pbo) / pbo
+    capacitance = capacitance / (1 + grading * (400e-6 * (nominal - NOMINAL_TEMPERATURE) - old))
+    potential = _potential_shift(temperature) + fact2 * pbo
+    new = (potential - pbo) / pbo
+    capacitance *= 1 + grading * (400e-6 * (temperature - NOMINAL_TEMPERATURE) - new)
+    return potential, capacitance
+
+
+def junction_limit(new: np.ndarray, old: np.ndarray, vte, critical) -> np.ndarray:
+    """ngspice's ``DEVpnjlim``: a forward step in junction voltage above `critical` grows only
+    logarithmically, a reverse one at most to ``2 old - 1`` (``-old - 1`` from forward bias).
+    Returns `new` itself when nothing is limited."""
+    old = np.asarray(old, dtype=float)
+    forward = (new > critical) & (np.abs(new - old) > 2 * vte)
+    floor = np.where(old > 0, -old - 1, 2 * old - 1)
+    reverse = ~forward & (new < 0) & (new < floor)
+    if not (forward.any() or reverse.any()):
         return new
     with np.errstate(divide="ignore", invalid="ignore"):
-        argument = 1 + (new - old) / vte
-        from_old = np.where(argument > 0, old + vte * np.log(np.maximum(argument, 1e-300)),
-                            critical)
+        arg = (new - old) / vte
+        from_old = np.where(arg > 0, old + vte * (2 + np.log(np.maximum(arg - 2, 1e-300))),
+                            old - vte * (2 + np.log(np.maximum(2 - arg, 1e-300))))
         from_zero = vte * np.log(np.maximum(new / vte, 1e-300))
-    return np.where(large, np.where(old > 0, from_old, from_zero), new)
+    limited = np.where(old > 0, from_old, from_zero)
+    return np.where(forward, limited, np.where(reverse, floor, new))
+
+
+def pn_current(v: np.ndarray, saturation, vte) -> tuple[np.ndarray, np.ndarray]:
+    """SPICE's junction current and conductance without gmin: ``IS (exp(v/vte) - 1)``
+    forward of ``-3 vte``, ``-IS (1 + (3 vte / (e v))^3)`` below."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        forward = v >= -3 * vte
+        exponential = np.exp(np.minimum(v / vte, EXPONENT_LIMIT))
+        cube = (3 * vte / (v * math.e)) ** 3
+        current = np.where(forward, saturation * (exponential - 1), -saturation * (1 + cube))
+        conductance = np.where(forward, saturation * exponential / vte,
+                               saturation * 3 * cube / v)
+    return current, conductance
+
+
+def depletion(v: np.ndarray, cj, vj, m, fc) -> tuple[np.ndarray, np.ndarray]:
+    """A junction's depletion charge and capacitance (SPICE's: linearised above ``fc vj``)."""
+    cj, vj, m, fc = (np.asarray(a, dtype=float) for a in (cj, vj, m, fc))
+    below = v < fc * vj
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        arg = np.maximum(1 - v / vj, 1e-300)
+        sarg = np.exp(-m * np.log(arg))
+        q_low = vj * cj * (1 - arg * sarg) / (1 - m)
+        c_low = cj * sarg
+        xfc = np.log(1 - fc)
+        f1 = vj * (1 - np.exp((1 - m) * xfc)) / (1 - m)
+        f2 = np.exp((1 + m) * xfc)
+        f3 = 1 - fc * (1 + m)
+        corner = fc * vj
+        q_high = cj * f1 + cj / f2 * (f3 * (v - corner) + m / (vj + vj) * (v * v - corner**2))
+        c_high = cj / f2 * (f3 + m * v / vj)
+    zero = cj == 0
+    return (np.where(zero, 0.0, np.where(below, q_low, q_high)),
+            np.where(zero, 0.0, np.where(below, c_low, c_high)))
+
+
+def critical_voltage(vte, saturation):
+    """SPICE's ``vcrit``: where a junction's current curves most."""
+    return vte * np.log(vte / (math.sqrt(2) * saturation))
+
+
+# -- the diode ---------------------------------------------------------------------------------
+
+def breakdown_knee(breakdown: float, current: float, saturation: float, vt: float,
+                   emission: float, reltol: float) -> float:
+    """ngspice's ``xbv``: the breakdown voltage moved so that the current at ``-BV`` is
+    ``-IBV`` (the current at ``-xbv`` is ``-IS``); BV itself where IBV is too small for
+    that."""
+    if current < saturation * breakdown / vt:
+        return breakdown
+    vtb = emission * vt
+    tolerance = reltol * current
+    knee = breakdown - vtb * math.log(1 + current / saturation)
+    for _ in range(25):
+        knee = breakdown - vtb * math.log(current / saturation + 1 - knee / vt)
+        reached = saturation * (math.exp((breakdown - knee) / vtb) - 1 + knee / vt)
+        if abs(reached - current) <= tolerance:
+            break
+    return knee
 
 
 class Diodes(Device):
-    """Every junction of a circuit: terminals (anode behind any series resistance, cathode)."""
+    """Every junction of a circuit: terminals (anode behind any series resistance, cathode).
+    The parameters are those at the circuit's temperature, area included."""
 
     width = 2
 
-    def __init__(self, names, terminals, saturation, emission, cjo, vj, grading, transit,
-                 breakdown, fc, gmin):
+    def __init__(self, names, terminals, saturation, vte, vtb, knee, cjo, vj, grading,
+                 transit, fc, gmin):
         super().__init__(names, terminals)
-        self.saturation, self.cjo, self.vj, self.grading = saturation, cjo, vj, grading
-        self.transit, self.breakdown, self.fc, self.gmin = transit, breakdown, fc, gmin
-        self.vte = emission * BOLTZMANN_OVER_CHARGE * NOMINAL_TEMPERATURE
-        self.critical = self.vte * np.log(self.vte / (math.sqrt(2) * saturation))
+        self.saturation, self.vte, self.vtb, self.knee = saturation, vte, vtb, knee
+        self.cjo, self.vj, self.grading, self.transit = cjo, vj, grading, transit
+        self.fc, self.gmin = fc, gmin
+        self.breaks = np.isfinite(knee)
+        self.critical = critical_voltage(vte, saturation)
         self.stores = bool(np.any(cjo) or np.any(transit))
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Diodes:
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, cls.width), *parameters(
-            instances, "is", "n", "cjo", "vj", "m", "tt", "bv", "fc", "gmin"))
+            instances, "is", "vte", "vtb", "knee", "cjo", "vj", "m", "tt", "fc", "gmin"))
 
     def limit(self, v, previous):
         vd = v[:, 0] - v[:, 1]
         old = np.zeros_like(vd) if previous is None else previous[:, 0] - previous[:, 1]
+        with np.errstate(invalid="ignore"):
+            broken = self.breaks & (vd < np.minimum(0, -self.knee + 10 * self.vtb))
         limited = junction_limit(vd, old, self.vte, self.critical)
-        if limited is vd:
+        if broken.any():
+            reverse = junction_limit(-(vd + self.knee), -(old + self.knee), self.vtb,
+                                     self.critical)
+            limited = np.where(broken, -(reverse + self.knee), limited)
+        if limited is vd or np.array_equal(limited, vd):
             return v
         return np.stack([v[:, 1] + limited, v[:, 1]], axis=1)
 
     def current(self, vd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Junction current and conductance (forward, reverse, breakdown; with gmin)."""
-        vte, isat = self.vte, self.saturation
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            exponential = np.exp(np.minimum(vd / vte, EXPONENT_LIMIT))
-            cube = (3 * vte / (vd * math.e)) ** 3
-            broken = np.exp(np.minimum(-(self.breakdown + vd) / vte, EXPONENT_LIMIT))
-            forward = vd >= -3 * vte
-            reverse = ~forward & (vd >= -self.breakdown)
-            current = np.where(forward, isat * (exponential - 1),
-                               np.where(reverse, -isat * (1 + cube), -isat * broken))
-            conductance = np.where(forward, isat * exponential / vte,
-                                   np.where(reverse, isat * 3 * cube / vd, isat * broken / vte))
+        current, conductance = pn_current(vd, self.saturation, self.vte)
+        with np.errstate(over="ignore", invalid="ignore"):
+            broken = self.breaks & (vd < -self.knee)
+            if broken.any():
+                exponential = np.exp(np.minimum(-(self.knee + vd) / self.vtb, EXPONENT_LIMIT))
+                current = np.where(broken, -self.saturation * exponential, current)
+                conductance = np.where(broken, self.saturation * exponential / self.vtb,
+                                       conductance)
         return current + self.gmin * vd, conductance + self.gmin
 
     def charge(self, vd, current, conductance):
         """Depletion charge (linearised above ``fc*vj``) plus diffusion charge ``tt*id``."""
-        q, c = self.transit * current, self.transit * conductance
-        vj, m, fc, cjo = self.vj, self.grading, self.fc, self.cjo
-        below = vd < fc * vj
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.maximum(1 - vd / vj, 1e-300)
-            q_low = cjo * vj * (1 - ratio ** (1 - m)) / (1 - m)
-            c_low = cjo * ratio ** -m
-            f1 = vj * (1 - (1 - fc) ** (1 - m)) / (1 - m)
-            f2 = (1 - fc) ** (1 + m)
-            f3 = 1 - fc * (1 + m)
-            q_high = cjo * (f1 + (f3 * (vd - fc * vj) + m / (2 * vj) * (vd**2 - (fc * vj) ** 2))
-                            / f2)
-            c_high = cjo * (f3 + m * vd / vj) / f2
-        return q + np.where(below, q_low, q_high), c + np.where(below, c_low, c_high)
+        q, c = depletion(vd, self.cjo, self.vj, self.grading, self.fc)
+        return q + self.transit * current, c + self.transit * conductance
 
     def load(self, v, t):
         vd = v[:, 0] - v[:, 1]
@@ -107,6 +216,33 @@ class Diodes(Device):
             return Load(f, df)
         q, c = self.charge(vd, current, conductance)
         return Load(f, df, q[:, None] * STAMP[0], c[:, None, None] * STAMP)
+
+
+def model_values(element: Element, s, defaults: dict, aliases: dict | None = None) -> dict:
+    """The element's model parameters as numbers, defaults filled in (aliases resolved)."""
+    given = s.circuit.models[element.model].parameters
+    aliases = aliases or {}
+    values = dict(defaults)
+    for key, value in given.items():
+        values[aliases.get(key, key)] = s.value(value)
+    return values
+
+
+def check_model(element: Element, circuit, kinds: tuple[str, ...], known: dict,
+                aliases: dict | None = None, example: str = "") -> None:
+    """The element's model exists, is of one of `kinds` and has only `known` parameters."""
+    model = circuit.models.get(element.model)
+    if model is None:
+        element.fail(f"undefined model '{element.model}' (add .model {element.model} "
+                     f"{example or kinds[0].upper()}(...))")
+    if model.kind not in kinds:
+        element.fail(f"model '{model.name}' is a {model.kind.upper()} model, not "
+                     f"{' or '.join(k.upper() for k in kinds)}")
+    unknown = set(model.parameters) - set(known) - set(aliases or {})
+    if unknown:
+        element.fail(f"model '{model.name}' has unknown parameters "
+                     f"{', '.join(sorted(unknown))} "
+                     f"(known: {', '.join(k.upper() for k in known)})")
 
 
 @dataclass(eq=False)
@@ -132,31 +268,37 @@ class Diode(Element):
         return two_terminal_edge(self, Role.DISSIPATOR)
 
     def validate(self, circuit) -> None:
-        model = circuit.models.get(self.model)
-        if model is None:
-            self.fail(f"undefined model '{self.model}' (add .model {self.model} D(...))")
-        if model.kind != "d":
-            self.fail(f"model '{model.name}' is a {model.kind.upper()} model, not a D model")
-        unknown = set(model.parameters) - set(DEFAULTS)
-        if unknown:
-            self.fail(f"model '{model.name}' has unknown parameters {', '.join(sorted(unknown))} "
-                      f"(known: {MODEL_PARAMETERS})")
+        check_model(self, circuit, ("d",), DEFAULTS, ALIASES)
 
     def internal_nodes(self, circuit) -> tuple[str, ...]:
         """A series resistance needs the junction's own anode node."""
-        return ("junction",) if circuit.models[self.model].parameters.get("rs", 0.0) != 0.0 else ()
+        given = circuit.models[self.model].parameters
+        return ("junction",) if given.get("rs", 0.0) != 0.0 else ()
 
     def stamp(self, s) -> None:
-        given = s.circuit.models[self.model].parameters
-        p = {key: s.value(given[key]) if key in given else default
-             for key, default in DEFAULTS.items()}
+        p = model_values(self, s, DEFAULTS, ALIASES)
         area = s.value(self.area)
+        temperature, nominal = temperatures(s.circuit, p["tnom"])
+        vt = BOLTZMANN_OVER_CHARGE * temperature
+        vte = p["n"] * vt
+        vtb = (p["nbv"] if p["nbv"] is not None else p["n"]) * vt
+        ratio = temperature / nominal
+        saturation = p["is"] * area * math.exp((ratio - 1) * p["eg"] / vte
+                                               + p["xti"] / p["n"] * math.log(ratio))
+        vj, cjo = junction_at(p["vj"], p["cjo"] * area, p["m"], temperature, nominal)
+        if p["fc"] * vj > 1.0:   # ngspice caps the junction potential at 1/FC
+            vj = 1.0 / p["fc"]
+        knee = math.inf
+        if math.isfinite(p["bv"]):
+            knee = breakdown_knee(p["bv"], p["ibv"], saturation, vt, vtb / vt,
+                                  s.circuit.options.reltol)
         anode = self.nodes[0]
         if self.internal_nodes(s.circuit):
             anode = s.internal(self, "junction")
             s.G.conductance(self.nodes[0], anode, area / p["rs"])
         s.device(Diodes, self.name, (anode, self.nodes[1]),
-                 {**p, "is": p["is"] * area, "cjo": p["cjo"] * area,
+                 {"is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo,
+                  "vj": vj, "m": p["m"], "tt": p["tt"], "fc": p["fc"],
                   "gmin": s.circuit.options.gmin})
 
     def through(self, s, row) -> None:

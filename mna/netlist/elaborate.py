@@ -29,7 +29,15 @@ from mna.netlist.fields import (
     output_name,
 )
 from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, field_text
-from mna.netlist.requests import STEP_USAGE, Request, Sweep, check_count, read_step
+from mna.netlist.requests import (
+    STEP_USAGE,
+    Fourier,
+    Measure,
+    Request,
+    Sweep,
+    check_count,
+    read_step,
+)
 from mna.units import read_number
 
 log = logging.getLogger(__name__)
@@ -77,6 +85,8 @@ class _Elaborator:
         self.saves: list[OutputName] = []
         self.analyses: list[Request] = []
         self.steps: list[Sweep] = []
+        self.measures: list[Measure] = []
+        self.fouriers: list[Fourier] = []
 
     def run(self) -> Circuit:
         top = self._split(self.netlist.cards)
@@ -104,12 +114,15 @@ class _Elaborator:
             nodeset=self.nodeset,
             analyses=tuple(self.analyses),
             steps=tuple(self.steps),
+            measures=tuple(self.measures),
+            fouriers=tuple(self.fouriers),
             saves=tuple(self.saves),
             elements_by_key=self.elements_by_key,
         )
         for element in self.elements:
             element.validate(circuit)
-        for output in (*self.saves, *self.initial, *self.nodeset):
+        measured = [o for m in (*self.measures, *self.fouriers) for o in m.outputs]
+        for output in (*self.saves, *self.initial, *self.nodeset, *measured):
             circuit.check_output(output)
         for request in (*self.analyses, *self.steps):
             request.check(circuit)
@@ -263,6 +276,10 @@ class _Elaborator:
             self._saves(card, scope)
         elif key == ".domain":
             self._domain(card, scope)
+        elif key in (".meas", ".measure"):
+            self.measures.append(Measure.from_fields(self._reader(card, scope, Measure.usage)))
+        elif key == ".four":
+            self.fouriers.append(Fourier.from_fields(self._reader(card, scope, Fourier.usage)))
         elif key == ".step":
             self.steps.append(read_step(self._reader(card, scope, STEP_USAGE)))
         elif key == ".temp":

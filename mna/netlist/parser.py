@@ -16,6 +16,7 @@ from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, Source
 
 CONDITIONS = (".if", ".elseif")
 OUTPUT_LISTS = (".save", ".print")   # items separated by blanks; an item may be an expression
+ORDERED = (".meas", ".measure")      # key=value fields stay among the others, in order
 
 
 def parse_file(path: str | Path) -> Netlist:
@@ -50,8 +51,9 @@ def parse_line(line: Line) -> Card:
     else:
         joins = "param" if key == ".param" else "rest" if key[0] == "b" else None
         items = _fields(cursor, joins=joins)
-    positional = tuple(item for item in items if not isinstance(item[0], Assign))
-    options = tuple(item[0] for item in items if isinstance(item[0], Assign))
+    ordered = key in ORDERED
+    positional = tuple(item for item in items if ordered or not isinstance(item[0], Assign))
+    options = tuple(item[0] for item in items if not ordered and isinstance(item[0], Assign))
     return Card(head.text, tuple(f for f, _ in positional), options, head.location,
                 tuple(place for _, place in positional))
 

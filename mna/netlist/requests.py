@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from mna.errors import NetlistError
 from mna.expr import Value
 from mna.netlist.fields import FieldReader, OutputName, output_name
-from mna.netlist.model import Call, SourceLocation
+from mna.netlist.model import Assign, Braced, Call, SourceLocation
 
 if TYPE_CHECKING:
     from mna.circuit import Circuit
@@ -286,3 +286,189 @@ class StateSpace(Request):
             circuit.source(name, self.location)
         for output in self.outputs or ():
             circuit.check_output(output, self.location)
+
+
+@dataclass(frozen=True)
+class PoleZero(Request):
+    """``.pz in+ in- out+ out- vol|cur pol|zer|pz``: the poles and zeros of the transfer
+    function from a source put across the input nodes (a voltage source, or a current
+    source) to the voltage across the output nodes, about the operating point."""
+
+    card = ".pz"
+    usage = ".pz in+ in- out+ out- vol|cur pol|zer|pz"
+    runner = "mna.analysis.pz:pole_zero"
+
+    nodes: tuple[str, str, str, str]
+    source: str          # "vol" or "cur"
+    wanted: str          # "pol", "zer" or "pz"
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, reader):
+        nodes = tuple(reader.node(what) for what in ("in+", "in-", "out+", "out-"))
+        source = reader.keyword("vol", "cur")
+        wanted = reader.keyword("pol", "zer", "pz")
+        if source is None or wanted is None:
+            reader.fail("expected vol or cur, then pol, zer or pz", usage=True)
+        reader.done()
+        reader.no_more_options()
+        return cls(nodes, source, wanted, reader.location)
+
+
+MEASURE_KINDS = ("find", "when", "trig", "avg", "rms", "min", "max", "pp", "integ", "deriv")
+EDGES = ("rise", "fall", "cross")
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """Where a measured quantity crosses a value: the n-th rise, fall or crossing (ngspice's
+    ``RISE=n``, ``FALL=n``, ``CROSS=n``, ``LAST`` as n = -1), from ``TD=`` on."""
+
+    output: OutputName
+    value: float
+    edge: str = "cross"
+    count: int = 1
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Measure:
+    """``.meas[ure] tran|dc|ac|op name ...`` in ngspice's common forms: ``FIND out AT=x``,
+    ``FIND out WHEN out2=v``, ``WHEN out=v``, ``TRIG ... TARG ...``, ``AVG|RMS|MIN|MAX|PP|INTEG
+    out [FROM=x] [TO=x]``, ``DERIV out AT=x``, each crossing with ``RISE|FALL|CROSS=n`` and
+    ``TD=``."""
+
+    analysis: str
+    name: str
+    kind: str
+    output: OutputName | None = None
+    at: float | None = None
+    when: Crossing | None = None
+    target: Crossing | None = None
+    start: float | None = None
+    stop: float | None = None
+    location: SourceLocation | None = None
+
+    usage = (".meas tran|dc|ac|op name FIND out AT=x | FIND out WHEN out=v [RISE=n] [TD=x] | "
+             "WHEN out=v | TRIG out VAL=v [RISE=n] TARG out VAL=v | AVG|RMS|MIN|MAX|PP|INTEG "
+             "out [FROM=x] [TO=x] | DERIV out AT=x")
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Measure:
+        analysis = reader.keyword("tran", "dc", "ac", "op")
+        if analysis is None:
+            reader.fail("expected the analysis measured: tran, dc, ac or op", usage=True)
+        name = reader.word("measurement name")
+        kind = reader.keyword(*MEASURE_KINDS)
+        if kind is None:
+            reader.fail(f"expected one of {', '.join(k.upper() for k in MEASURE_KINDS)}",
+                        reader.place(reader.index) if reader.remaining() else None, usage=True)
+        measure = _MeasureReader(reader)
+        if kind == "when":
+            spec = {"when": measure.crossing()}
+        elif kind == "trig":
+            trigger = measure.crossing(value_key="val")
+            if reader.keyword("targ") is None:
+                reader.fail("TRIG needs its TARG", usage=True)
+            spec = {"when": trigger, "target": measure.crossing(value_key="val")}
+        else:
+            spec = {"output": measure.output()}
+            if kind == "find" and reader.keyword("when"):
+                spec["when"] = measure.crossing()
+            else:
+                spec.update(measure.options(("at",) if kind in ("find", "deriv") else
+                                            ("from", "to")))
+                if kind in ("find", "deriv") and spec.get("at") is None:
+                    reader.fail(f"{kind.upper()} needs AT=", usage=True)
+        reader.done()
+        spec["start"], spec["stop"] = spec.pop("from", None), spec.pop("to", None)
+        return cls(analysis, name, kind, location=reader.location, **spec)
+
+    @property
+    def outputs(self) -> tuple[OutputName, ...]:
+        found = [self.output] if self.output is not None else []
+        found += [c.output for c in (self.when, self.target) if c is not None]
+        return tuple(found)
+
+
+class _MeasureReader:
+    """The items of a ``.meas`` card in order: outputs, crossings, ``key=value`` options."""
+
+    def __init__(self, reader: FieldReader):
+        self.reader = reader
+
+    def output(self, item=None) -> OutputName:
+        reader = self.reader
+        item = reader.take("measured output") if item is None else item
+        if isinstance(item, Call):
+            return output_name(item, reader.scope)
+        if isinstance(item, Braced):
+            return OutputName("E", (), reader.place(), reader.behavioural(item))
+        reader.fail("expected V(node), I(element) or {expression}", reader.place(), usage=True)
+
+    def options(self, keys: tuple[str, ...]) -> dict[str, float]:
+        """``key=value`` items of `keys` while they come."""
+        found: dict[str, float] = {}
+        while isinstance(item := self.reader.peek(), Assign) and item.name.lower() in keys:
+            self.reader.take("option")
+            found[item.name.lower()] = self._number(item)
+        return found
+
+    def crossing(self, value_key: str | None = None) -> Crossing:
+        """``out=v`` (or ``out VAL=v``) then ``RISE|FALL|CROSS=n`` and ``TD=``."""
+        reader = self.reader
+        item = reader.take("crossing")
+        if value_key is None:
+            if not isinstance(item, Assign) or not isinstance(item.key, Call):
+                reader.fail("expected out=value", reader.place(), usage=True)
+            output, value = self.output(item.key), self._number(item)
+        else:
+            output = self.output(item)
+            value = self.options((value_key,)).get(value_key)
+            if value is None:
+                reader.fail(f"expected {value_key.upper()}= after the output", usage=True)
+        edge, count, delay = "cross", 1, 0.0
+        while isinstance(option := reader.peek(), Assign) and option.name.lower() in (
+                *EDGES, "td"):
+            reader.take("option")
+            key = option.name.lower()
+            if key == "td":
+                delay = self._number(option)
+            elif isinstance(option.values[0], str) and option.values[0].lower() == "last":
+                edge, count = key, -1
+            else:
+                edge, count = key, int(self._number(option))
+        return Crossing(output, value, edge, count, delay)
+
+    def _number(self, item: Assign) -> float:
+        value = self.reader.evaluate(item.values[0], item.name, item.places[0])
+        if not isinstance(value, float):
+            self.reader.fail(f"{item.name}= must be a number", item.location)
+        return value
+
+
+@dataclass(frozen=True)
+class Fourier:
+    """``.four freq out ...``: the harmonics of transient outputs over their last period."""
+
+    frequency: float
+    outputs: tuple[OutputName, ...]
+    location: SourceLocation | None = None
+
+    usage = ".four freq V(node) ..."
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Fourier:
+        frequency = reader.value("fundamental frequency")
+        if not isinstance(frequency, float) or frequency <= 0:
+            reader.fail("the fundamental frequency must be a positive number", usage=True)
+        outputs = []
+        while reader.remaining():
+            item = reader.take("output")
+            if not isinstance(item, Call):
+                reader.fail("expected V(node) or I(element)", reader.place(), usage=True)
+            outputs.append(output_name(item, reader.scope))
+        if not outputs:
+            reader.fail(".four needs an output", usage=True)
+        reader.no_more_options()
+        return cls(frequency, tuple(outputs), reader.location)

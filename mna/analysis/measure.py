@@ -1,0 +1,198 @@
+"""``.meas`` and ``.four``: numbers measured on the tables of the analyses, as ngspice
+measures them, gathered in one result (``meas.csv``).
+
+A quantity is read along the analysis's independent variable (time, the swept value,
+frequency: magnitudes of AC phasors), linearly between its points; a crossing is where it
+passes a value, counted by its rises, falls or both from ``TD=`` on; an average, an RMS and
+an integral are trapezoidal. A measurement that finds nothing (a value never crossed) is
+NaN with a warning, as ngspice's "failed" ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mna.errors import NetlistError
+from mna.netlist.requests import Crossing, Measure
+from mna.results import Result
+
+log = logging.getLogger(__name__)
+
+HARMONICS = 9          # ngspice's .four: the fundamental and eight more
+FOURIER_POINTS = 200   # samples of the last period (ngspice's fourgridsize)
+
+
+@dataclass(frozen=True)
+class MeasureResult(Result):
+    """Named measured values with their units."""
+
+    names: tuple[str, ...]
+    values: tuple[float, ...]
+    units: tuple[str, ...]
+
+    kind = "meas"
+
+    def __getitem__(self, name: str) -> float:
+        lowered = name.lower()
+        return next(v for n, v in zip(self.names, self.values) if n.lower() == lowered)
+
+    def table(self) -> dict[str, np.ndarray]:
+        return {"name": np.array(self.names, dtype=object),
+                "value": np.array(self.values, dtype=float),
+                "unit": np.array(self.units, dtype=object)}
+
+    def column_units(self) -> dict[str, str]:
+        return dict(zip(self.names, self.units))
+
+    def summary(self) -> str:
+        width = max((len(n) for n in self.names), default=0)
+        return "Measurements:\n" + "\n".join(
+            f"  {n:<{width}}  {v: .6g} {u}" for n, v, u in zip(self.names, self.values,
+                                                              self.units))
+
+
+def measurements(circuit, results: list[Result]) -> MeasureResult:
+    """Every ``.meas`` and ``.four`` of `circuit`, on the first of `results` of its kind."""
+    names, values, units = [], [], []
+    for measure in circuit.measures:
+        table = _table(results, measure.analysis, f".meas {measure.name}", measure.location)
+        value = _measure(circuit, measure, table)
+        if math.isnan(value):
+            log.warning("%s: .meas %s found nothing (NaN)", measure.location, measure.name)
+        names.append(measure.name)
+        values.append(value)
+        units.append(_unit(circuit, measure, table))
+    for fourier in circuit.fouriers:
+        table = _table(results, "tran", ".four", fourier.location)
+        for output in fourier.outputs:
+            label = circuit.label(output)
+            for name, value in _harmonics(table, label, fourier.frequency):
+                names.append(f"{label}:{name}")
+                values.append(value)
+                units.append("deg" if "phase" in name else "%" if name == "thd" else
+                             "" if "normalized" in name else circuit.unit(output))
+    return MeasureResult(tuple(names), tuple(values), tuple(units))
+
+
+def _table(results: list[Result], kind: str, what: str,
+           location=None) -> dict[str, np.ndarray]:
+    """The columns of the first result of `kind` (an operating point as a one-row table)."""
+    for result in results:
+        if result.kind != kind:
+            continue
+        if kind == "op":
+            return {"point": np.zeros(1), **{name: np.array([value]) for name, value in
+                                             zip(result.names, result.values)}}
+        return result.table()
+    raise NetlistError(f"{what}: the netlist has no .{kind} analysis to measure", location)
+
+
+def _values(circuit, table: dict[str, np.ndarray], output) -> np.ndarray:
+    """The quantity along the table (a probe's column, or an expression of them);
+    magnitudes of phasors."""
+    if output.kind != "E":
+        values = table[circuit.label(output)]
+    else:
+        probes = {probe: table[circuit.label(probe_output)]
+                  for probe, probe_output in zip(output.expression.probes, output.probes())}
+        values = np.array([output.expression.evaluate(
+            {}, probes={p: v[k] for p, v in probes.items()})
+            for k in range(len(next(iter(table.values()))))])
+    return np.abs(values) if np.iscomplexobj(values) else np.asarray(values, float)
+
+
+def _axis(table: dict[str, np.ndarray]) -> np.ndarray:
+    """The independent variable: the table's first real column."""
+    return np.asarray(next(iter(table.values())), float)
+
+
+def _measure(circuit, measure: Measure, table) -> float:
+    x = _axis(table)
+    if measure.analysis == "op":
+        return float(_values(circuit, table, measure.output)[0])
+    if measure.kind == "when":
+        return _crossing(circuit, table, x, measure.when)
+    if measure.kind == "trig":
+        return _crossing(circuit, table, x, measure.target) - _crossing(circuit, table, x,
+                                                                       measure.when)
+    y = _values(circuit, table, measure.output)
+    if measure.kind == "find" and measure.when is not None:
+        at = _crossing(circuit, table, x, measure.when)
+        return float(np.interp(at, x, y)) if not math.isnan(at) else math.nan
+    if measure.kind == "find":
+        return float(np.interp(measure.at, x, y))
+    if measure.kind == "deriv":
+        return float(np.interp(measure.at, x, np.gradient(y, x)))
+    start = x[0] if measure.start is None else measure.start
+    stop = x[-1] if measure.stop is None else measure.stop
+    inside = (x > start) & (x < stop)
+    xs = np.r_[start, x[inside], stop]
+    ys = np.r_[np.interp(start, x, y), y[inside], np.interp(stop, x, y)]
+    if measure.kind in ("min", "max", "pp"):
+        low, high = ys.min(), ys.max()
+        return float({"min": low, "max": high, "pp": high - low}[measure.kind])
+    integral = float(np.trapezoid(ys, xs))
+    if measure.kind == "integ":
+        return integral
+    span = stop - start
+    if measure.kind == "avg":
+        return integral / span
+    return math.sqrt(float(np.trapezoid(ys**2, xs)) / span)   # rms
+
+
+def _crossing(circuit, table, x: np.ndarray, crossing: Crossing) -> float:
+    """Where the quantity passes `crossing.value` for the counted time (NaN: never)."""
+    y = _values(circuit, table, crossing.output) - crossing.value
+    below = y < 0
+    changes = np.flatnonzero(below[1:] != below[:-1])
+    rising = below[changes]
+    wanted = {"rise": rising, "fall": ~rising, "cross": np.ones_like(rising)}[crossing.edge]
+    at = [x[k] - y[k] * (x[k + 1] - x[k]) / (y[k + 1] - y[k]) for k in changes[wanted]]
+    at = [a for a in at if a >= crossing.delay]
+    count = crossing.count
+    if not at or count > len(at):
+        return math.nan
+    return float(at[-1] if count == -1 else at[count - 1])
+
+
+def _unit(circuit, measure: Measure, table) -> str:
+    if measure.kind in ("when", "trig"):
+        return "s" if measure.analysis == "tran" else "Hz" if measure.analysis == "ac" else ""
+    output = measure.output
+    unit = "" if output.kind == "E" else circuit.unit(output)
+    if measure.kind == "integ" and measure.analysis == "tran":
+        return f"{unit}*s" if unit else ""
+    if measure.kind == "deriv":
+        return f"{unit}/s" if unit and measure.analysis == "tran" else ""
+    return unit
+
+
+def _harmonics(table, label: str, frequency: float) -> list[tuple[str, float]]:
+    """ngspice's Fourier analysis: the last period sampled evenly, its DC component, the
+    magnitude and phase of the harmonics 1 to 9 (normalised to the fundamental's) and the
+    total harmonic distortion in percent."""
+    t = _axis(table)
+    period = 1 / frequency
+    if t[-1] - t[0] < period * (1 - 1e-9):
+        raise NetlistError(f".four: the transient is shorter than a period of {frequency:g} Hz")
+    grid = t[-1] - period + period * np.arange(FOURIER_POINTS) / FOURIER_POINTS
+    samples = np.interp(grid, t, np.asarray(table[label], float))
+    spectrum = np.fft.rfft(samples) / FOURIER_POINTS
+    found = [("dc", float(spectrum[0].real))]
+    fundamental = 2 * abs(spectrum[1])
+    phase0 = math.degrees(np.angle(spectrum[1])) + 90.0   # sine phase, as ngspice
+    total = 0.0
+    for k in range(1, HARMONICS + 1):
+        magnitude = 2 * abs(spectrum[k])
+        phase = math.degrees(np.angle(spectrum[k])) + 90.0
+        found += [(f"h{k}", magnitude), (f"h{k} phase", phase),
+                  (f"h{k} normalized", magnitude / fundamental if fundamental else math.nan),
+                  (f"h{k} normalized phase", phase - phase0)]
+        if k > 1:
+            total += magnitude**2
+    found.append(("thd", 100 * math.sqrt(total) / fundamental if fundamental else math.nan))
+    return found

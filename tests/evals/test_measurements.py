@@ -1,0 +1,134 @@
+""".meas, .four and .pz against ngspice 39's printed results, and against closed forms."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+import mna
+from mna.cli import main
+
+MEASURED = """measurements on an RC driven by a pulse
+V1 in 0 PULSE(0 1 0.1m 1u 1u 1m 2m)
+R1 in out 1k
+C1 out 0 1u
+.tran 10u 3m
+.meas tran tcross WHEN V(out)=0.5 RISE=1
+.meas tran vfind FIND V(out) AT=1m
+.meas tran vmax MAX V(out)
+.meas tran vpp PP V(out)
+.meas tran vrms RMS V(out) FROM=0 TO=2m
+.meas tran delay TRIG V(in) VAL=0.5 RISE=1 TARG V(out) VAL=0.5 RISE=1
+.meas tran vwhen FIND V(in) WHEN V(out)=0.3 FALL=1
+.meas tran tlast WHEN V(out)=0.2 CROSS=LAST
+"""
+
+
+def printed(stdout: str) -> dict[str, float]:
+    """ngspice's ``name = value`` lines of .meas."""
+    return {m[1]: float(m[2]) for m in re.finditer(r"^(\w+)\s+=\s+(\S+)", stdout, re.M)}
+
+
+def measured(text: str) -> mna.Result:
+    return mna.run(mna.read_string(text))[-1]
+
+
+@pytest.mark.ngspice
+def test_measurements_agree_with_ngspice(ngspice):
+    ours = measured(MEASURED)
+    theirs = printed(ngspice.printout(MEASURED))
+    assert ours.kind == "meas"
+    for name in ("tcross", "vfind", "vmax", "vpp", "vrms", "delay", "vwhen", "tlast"):
+        assert ours[name] == pytest.approx(theirs[name], rel=1e-3, abs=1e-9), name
+
+
+def test_measurements_against_the_closed_form():
+    """The RC's rise from 0.1 ms: 1 - exp(-(t - 0.1m)/1m) crosses 0.5 at 0.1m + ln 2 ms."""
+    ours = measured(MEASURED)
+    assert ours["tcross"] == pytest.approx(1e-4 + 1e-6 / 2 + math.log(2) * 1e-3, rel=2e-4)
+    assert ours["delay"] == pytest.approx(math.log(2) * 1e-3, rel=2e-4)
+    assert ours["vfind"] == pytest.approx(1 - math.exp(-(1e-3 - 1e-4 - 0.5e-6) / 1e-3),
+                                          rel=1e-4)
+    assert math.isnan(measured(MEASURED + ".meas tran never WHEN V(out)=2\n")["never"])
+
+
+def test_measurements_are_written_to_meas_csv(tmp_path):
+    netlist = tmp_path / "m.net"
+    netlist.write_text(MEASURED)
+    assert main(["run", "-q", str(netlist), "-o", str(tmp_path / "out")]) == 0
+    table = (tmp_path / "out" / "meas.csv").read_text().splitlines()
+    assert table[0] == "name,value,unit" and table[1].startswith("tcross,0.00079")
+    assert table[1].endswith(",s")
+
+
+def test_a_measurement_of_a_missing_analysis_is_located():
+    with pytest.raises(mna.NetlistError, match=r"\.meas x: the netlist has no \.ac") as info:
+        mna.run(mna.read_string(MEASURED + ".meas ac x MAX V(out)\n"))
+    assert info.value.location.line == 14
+
+
+FOURIER = """Fourier analysis of a clipped sine
+V1 in 0 SIN(0 1 1k)
+R1 in out 1k
+D1 out 0 dm
+D2 0 out dm
+.model dm D(IS=1e-14)
+.tran 1u 5m 0 1u
+.four 1k V(out)
+"""
+
+
+@pytest.mark.ngspice
+def test_fourier_agrees_with_ngspice(ngspice):
+    ours = measured(FOURIER)
+    table = ngspice.printout(FOURIER)
+    rows = re.findall(r"^\s*(\d)\s+(\S+)\s+(\S+)\s+(\S+)\s", table, re.M)
+    for harmonic, _, magnitude, _ in rows[1:]:
+        expected = float(magnitude)
+        if expected > 1e-6:     # the even harmonics are round-off in both
+            assert ours[f"V(out):h{harmonic}"] == pytest.approx(expected, rel=1e-3)
+    thd = float(re.search(r"THD: (\S+) %", table)[1])
+    assert ours["V(out):thd"] == pytest.approx(thd, rel=1e-3)
+
+
+def test_fourier_of_a_pure_sine():
+    ours = measured("sine\nV1 a 0 SIN(0.5 2 1k 0 0 30)\nR1 a 0 1\n.tran 10u 3m 0 1u\n"
+                    ".four 1k V(a)\n")
+    assert ours["V(a):dc"] == pytest.approx(0.5, abs=1e-9)
+    assert ours["V(a):h1"] == pytest.approx(2.0, rel=1e-9)
+    assert ours["V(a):h1 phase"] == pytest.approx(30.0, abs=1e-6)
+    assert ours["V(a):thd"] < 1e-9
+
+
+BANDPASS = """pole-zero: RLC band-pass
+V1 in 0 DC 0 AC 1
+R1 in a 100
+L1 a b 10m
+C1 b out 1u
+R2 out 0 1k
+C2 out 0 100n
+.pz in 0 out 0 vol pz
+"""
+
+
+@pytest.mark.ngspice
+def test_poles_and_zeros_agree_with_ngspice(ngspice):
+    (ours,) = mna.run(mna.read_string(BANDPASS))
+    stdout = ngspice.printout(BANDPASS + ".print pz all\n")
+    values = [complex(float(re_), float(im)) for re_, im in
+              re.findall(r"(-?[\d.]+e[+-]\d+),\s+(-?[\d.]+e[+-]\d+)", stdout)]
+    theirs = np.sort_complex(np.array(values))
+    mine = np.sort_complex(ours["re"] + 1j * ours["im"])
+    assert len(mine) == len(theirs) == 4
+    assert np.allclose(mine, theirs, rtol=1e-5, atol=1e-6)   # ngspice prints 6 digits
+
+
+def test_poles_of_a_current_driven_rc_are_its_time_constants():
+    (result,) = mna.run(mna.read_string("rc\nR1 a 0 1k\nC1 a 0 1u\nR2 a b 1k\nC2 b 0 1u\n"
+                                        ".pz a 0 b 0 cur pol\n"))
+    # G = [[2, -1], [-1, 1]] mS, C = 1 uF each: poles at -1000 (3 -+ sqrt 5) / 2
+    assert list(result["kind"]) == ["pole", "pole"]
+    assert np.allclose(np.sort(result["re"]), -1000 * np.array([3 + 5**0.5, 3 - 5**0.5]) / 2)
