@@ -10,7 +10,6 @@ import os
 import signal
 import sys
 import traceback
-from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
 
@@ -39,17 +38,28 @@ Exit status: 0 done, 1 bad netlist, 2 bad command line, 3 analysis failed, 4 int
 """
 
 
-def _version() -> str:
-    try:
-        return metadata.version("mna")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, looked up only when asked (reading
+    the package metadata imports more than a whole small run needs)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib import metadata
+
+        try:
+            version = metadata.version("mna")
+        except metadata.PackageNotFoundError:
+            version = "unknown"
+        print(f"mna {version}")
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mna", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"mna {_version()}")
+    parser.add_argument("--version", action=_Version)
     common = argparse.ArgumentParser(add_help=False)
     verbosity = common.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print errors only")
