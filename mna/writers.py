@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mna.progress import progress
 from mna.results import Result, split_complex
 
 if TYPE_CHECKING:
     import pandas as pd
 
 UNITS_KEY = b"mna.units"
+CSV_BLOCK = 10_000    # rows converted to text at a time
 
 
 @dataclass(frozen=True)
@@ -51,17 +53,23 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
 
 def write_csv(columns: dict[str, np.ndarray], path: Path) -> None:
     """The columns as CSV, cell for cell as pandas' ``to_csv(index=False)`` writes them
-    (floats in shortest round-trip form, NaN as an empty cell), without importing pandas."""
-    cells = []
-    for values in columns.values():
-        values = np.asarray(values)
-        if values.dtype.kind == "f" and np.isnan(values).any():
-            values = np.where(np.isnan(values), "", values.astype(object))
-        cells.append(values.tolist())
-    with open(path, "w", newline="") as handle:
+    (floats in shortest round-trip form, NaN as an empty cell), without importing pandas;
+    written a block of rows at a time."""
+    arrays = [np.asarray(values) for values in columns.values()]
+    rows = len(arrays[0]) if arrays else 0
+    with open(path, "w", newline="") as handle, progress(rows, path.name, "row") as bar:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows(zip(*cells))
+        for start in range(0, rows, CSV_BLOCK):
+            writer.writerows(zip(*(_cells(values[start:start + CSV_BLOCK])
+                                   for values in arrays)))
+            bar.update(min(CSV_BLOCK, rows - start))
+
+
+def _cells(values: np.ndarray) -> list:
+    if values.dtype.kind == "f" and np.isnan(values).any():
+        values = np.where(np.isnan(values), "", values.astype(object))
+    return values.tolist()
 
 
 def _csv(result: Result, path: Path) -> None:

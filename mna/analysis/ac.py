@@ -19,6 +19,7 @@ from mna.analysis.equations import Equations
 from mna.analysis.op import dc_solution, guess
 from mna.assembly import assemble
 from mna.errors import NetlistError, SingularSystemError
+from mna.progress import progress
 from mna.results import TableResult
 
 
@@ -68,11 +69,13 @@ def ac_response(equations: Equations, g: np.ndarray, c: np.ndarray, f: np.ndarra
     rhs = system.b.product(u.astype(complex))
     direct = system.r.product(u.astype(complex))
     result = np.empty((len(system.outputs), len(f)), dtype=complex)
-    for k, fk in enumerate(f):
-        jw = 2j * np.pi * fk
-        try:
-            x = equations.factor(g + jw * c).solve(rhs)
-        except SingularSystemError as error:
-            raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
-        result[:, k] = system.p.product(x) + jw * system.q.product(x) + direct
+    with progress(len(f), "ac", "freq") as bar:
+        for k, fk in enumerate(f):
+            jw = 2j * np.pi * fk
+            try:
+                x = equations.factor(g + jw * c).solve(rhs)
+            except SingularSystemError as error:
+                raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
+            result[:, k] = system.p.product(x) + jw * system.q.product(x) + direct
+            bar.update()
     return result

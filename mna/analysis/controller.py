@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import logging
-import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import numpy as np
 from mna.analysis.integrators import LinearMultistep, method, truncation_step
 from mna.analysis.newton import NewtonFailure
 from mna.errors import ConvergenceError
+from mna.progress import progress
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,6 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     t, since_restart, next_target = 0.0, 0, 0
     restart_from = 0.0     # a fixed run's grid time where its last restart began
     h = policy.first
-    progress = _progress(tstop)
 
     def predict(h: float):
         """The last two points extrapolated a step `h` on (Newton's starting point)."""
@@ -164,90 +163,88 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             flow -= history
         return _Step(x, charge, flow, solver.switching(x, t_new))
 
-    while t < tstop * (1 - 1e-12):
-        while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:
-            next_target += 1
-        target = targets[next_target]
-        if policy.adaptive:
-            h = min(h, policy.hmax)
-            landing = t + h >= target - policy.hmin
-            if landing:   # onto a breakpoint (or tstop)
-                h = target - t
-            elif t + 2 * h > target:      # no sliver of a step before the breakpoint
-                h = solver.step_size((target - t) / 2)
-            else:
-                h = solver.step_size(h)
-            t_new = target if landing else t + h
-            use = scheme if since_restart >= max(1, scheme.steps - 1) else starter
-        else:   # the grid n hmax; a grid time within round-off of a breakpoint is on it
-            use = scheme
-            t_new = min((round(restart_from / policy.hmax) + 1) * policy.hmax, tstop)
-            if scheme.starter and since_restart < len(FIXED_RESTART):
-                end, name = FIXED_RESTART[since_restart]
-                use = method(name)
-                t_new = restart_from + end * (t_new - restart_from)
-            landing = abs(target - t_new) <= 1e-9 * policy.hmax
-            t_new = target if landing else t_new
-            h = t_new - t
-        try:
-            step = attempt(use, h, t_new, landing)
-        except NewtonFailure as failure:
-            stats.failed += 1
-            h /= RETRY_SHRINK
-            since_restart = 0
-            if h < policy.hmin or not policy.adaptive:
-                raise ConvergenceError(
-                    f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); "
-                    f"largest residuals in {failure.worst(solver.unknowns)}; tried "
-                    f"{stats.failed} shorter steps, down to {h * RETRY_SHRINK:.3g} s") from None
-            continue
-        allowed = h * GROWTH
-        if policy.adaptive and len(times) >= use.order + 1:
-            allowed = min(allowed, truncation_step(use, [*times, t_new], [*charges, step.charge],
-                                                   [*flows, step.flow], policy.tolerances,
-                                                   solver.stores))
-            if allowed < REJECT_BELOW * h:
-                stats.rejected += 1
-                h = max(allowed, h / RETRY_SHRINK)
-                if h < policy.hmin:
-                    raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
-                                           f"(the truncation error allows {allowed:.3g} s)")
-                continue
-        switched = _crossed(switching, step.switching, solver.modes())
-        if switched.any():
-            h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
-                                     EVENT_FRACTION * policy.hmax)
-            landing = False
-        times.append(t_new)
-        charges.append(step.charge)
-        flows.append(step.flow)
-        states.append(step.x)
-        if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
-            accept(t_new, step.x, landing and t_new in corners)   # are not on its grid
-        stats.accepted += 1
-        since_restart += 1
-        previous, t = h, t_new
-        h = allowed
-        if progress is not None:
-            progress.update(t - progress.n)
-        switching = step.switching
-        if switched.any():
-            modes = solver.modes()
-            solver.switch(step.x, t, _crossed(modes, switching, modes))
-            stats.events += 1
-        corner = landing or switched.any() or _passed(corners, t - previous, t)
-        if policy.adaptive:
-            if corner and t < tstop * (1 - 1e-12):
-                since_restart = 0    # restart with the starter, from a short step
-                gap = targets[min(next_target + 1, len(targets) - 1)] - t
-                h = min(h, RESTART_FRACTION * min(previous, gap if gap > 0 else previous))
-        else:
-            if _on_grid(t, policy.hmax):
-                restart_from = t
-            if corner and since_restart >= len(FIXED_RESTART):   # not within a restart
+    with progress(tstop, "tran", time=True) as bar:
+        while t < tstop * (1 - 1e-12):
+            while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:
+                next_target += 1
+            target = targets[next_target]
+            if policy.adaptive:
+                h = min(h, policy.hmax)
+                landing = t + h >= target - policy.hmin
+                if landing:   # onto a breakpoint (or tstop)
+                    h = target - t
+                elif t + 2 * h > target:      # no sliver of a step before the breakpoint
+                    h = solver.step_size((target - t) / 2)
+                else:
+                    h = solver.step_size(h)
+                t_new = target if landing else t + h
+                use = scheme if since_restart >= max(1, scheme.steps - 1) else starter
+            else:   # the grid n hmax; a grid time within round-off of a breakpoint is on it
+                use = scheme
+                t_new = min((round(restart_from / policy.hmax) + 1) * policy.hmax, tstop)
+                if scheme.starter and since_restart < len(FIXED_RESTART):
+                    end, name = FIXED_RESTART[since_restart]
+                    use = method(name)
+                    t_new = restart_from + end * (t_new - restart_from)
+                landing = abs(target - t_new) <= 1e-9 * policy.hmax
+                t_new = target if landing else t_new
+                h = t_new - t
+            try:
+                step = attempt(use, h, t_new, landing)
+            except NewtonFailure as failure:
+                stats.failed += 1
+                h /= RETRY_SHRINK
                 since_restart = 0
-    if progress is not None:
-        progress.close()
+                if h < policy.hmin or not policy.adaptive:
+                    raise ConvergenceError(
+                        f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); "
+                        f"largest residuals in {failure.worst(solver.unknowns)}; tried "
+                        f"{stats.failed} shorter steps, down to {h * RETRY_SHRINK:.3g} s") from None
+                continue
+            allowed = h * GROWTH
+            if policy.adaptive and len(times) >= use.order + 1:
+                allowed = min(allowed, truncation_step(
+                    use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
+                    policy.tolerances, solver.stores))
+                if allowed < REJECT_BELOW * h:
+                    stats.rejected += 1
+                    h = max(allowed, h / RETRY_SHRINK)
+                    if h < policy.hmin:
+                        raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
+                                               f"(the truncation error allows {allowed:.3g} s)")
+                    continue
+            switched = _crossed(switching, step.switching, solver.modes())
+            if switched.any():
+                h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
+                                         EVENT_FRACTION * policy.hmax)
+                landing = False
+            times.append(t_new)
+            charges.append(step.charge)
+            flows.append(step.flow)
+            states.append(step.x)
+            if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
+                accept(t_new, step.x, landing and t_new in corners)   # are not on its grid
+            stats.accepted += 1
+            since_restart += 1
+            previous, t = h, t_new
+            h = allowed
+            bar.update(t - bar.n)
+            switching = step.switching
+            if switched.any():
+                modes = solver.modes()
+                solver.switch(step.x, t, _crossed(modes, switching, modes))
+                stats.events += 1
+            corner = landing or switched.any() or _passed(corners, t - previous, t)
+            if policy.adaptive:
+                if corner and t < tstop * (1 - 1e-12):
+                    since_restart = 0    # restart with the starter, from a short step
+                    gap = targets[min(next_target + 1, len(targets) - 1)] - t
+                    h = min(h, RESTART_FRACTION * min(previous, gap if gap > 0 else previous))
+            else:
+                if _on_grid(t, policy.hmax):
+                    restart_from = t
+                if corner and since_restart >= len(FIXED_RESTART):   # not within a restart
+                    since_restart = 0
     log.info("transient: %d steps accepted, %d rejected by the truncation error, %d retried "
              "after Newton failed, %d switching events", stats.accepted, stats.rejected,
              stats.failed, stats.events)
@@ -315,13 +312,3 @@ def _combination(alpha, beta, h: float, scale: float, charges, flows) -> np.ndar
         if beta[j]:
             total -= (scale * h * beta[j]) * flows[-j]
     return total
-
-
-def _progress(total: float):
-    """A tqdm bar on a terminal (and when warnings are shown), else nothing."""
-    if not sys.stderr.isatty() or not logging.getLogger("mna").isEnabledFor(logging.WARNING):
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="tran", unit="s", leave=False, file=sys.stderr,
-                bar_format="{l_bar}{bar}| t={n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")

@@ -16,6 +16,7 @@ from mna.assembly import assemble
 from mna.diagnostics import check_dc_topology
 from mna.errors import MnaError, in_context
 from mna.netlist.requests import Sweep
+from mna.progress import progress
 from mna.results import TableResult
 
 
@@ -34,14 +35,16 @@ def dc_sweep(request, circuit) -> TableResult:
     else:
         rows, x = [], guess(circuit, system)
         equations = Equations(system, circuit.options)
-        for point in points:
-            values = dict(zip(order, point))
-            try:
-                row, x = _solve_point(circuit, equations, values, x)
-            except MnaError as error:
-                where = ", ".join(f"{s.column(circuit)}={v:g}" for s, v in values.items())
-                raise in_context(error, f"at the sweep point {where}") from None
-            rows.append(row)
+        with progress(len(points), "dc", "point") as bar:
+            for point in points:
+                values = dict(zip(order, point))
+                try:
+                    row, x = _solve_point(circuit, equations, values, x)
+                except MnaError as error:
+                    where = ", ".join(f"{s.column(circuit)}={v:g}" for s, v in values.items())
+                    raise in_context(error, f"at the sweep point {where}") from None
+                rows.append(row)
+                bar.update()
         outputs = np.array(rows).T
     columns = {s.column(circuit): np.array([p[i] for p in points]) for i, s in enumerate(order)}
     units = {s.column(circuit): s.unit(circuit) for s in order}

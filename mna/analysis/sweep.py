@@ -11,6 +11,7 @@ import numpy as np
 
 from mna.analysis import run_all
 from mna.errors import MnaError, in_context
+from mna.progress import progress
 from mna.results import Result
 
 if TYPE_CHECKING:
@@ -21,14 +22,17 @@ def run_stepped(circuit) -> list[Result]:
     """Every analysis at every combination of the ``.step`` values (first card outermost)."""
     points = list(itertools.product(*(s.values() for s in circuit.steps)))
     runs = []
-    for point in points:
-        parameters = {**circuit.parameters, **{s.name: v for s, v in zip(circuit.steps, point)}}
-        stepped = dataclasses.replace(circuit, parameters=parameters)
-        try:
-            runs.append(run_all(stepped))
-        except MnaError as error:
-            where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, point))
-            raise in_context(error, f"at the step {where}") from None
+    with progress(len(points), "step", "point") as bar:
+        for point in points:
+            parameters = {**circuit.parameters,
+                          **{s.name: v for s, v in zip(circuit.steps, point)}}
+            stepped = dataclasses.replace(circuit, parameters=parameters)
+            try:
+                runs.append(run_all(stepped))
+            except MnaError as error:
+                where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, point))
+                raise in_context(error, f"at the step {where}") from None
+            bar.update()
     names = [s.label for s in circuit.steps]
     return [SteppedResult(names, points, [run[i] for run in runs])
             for i in range(len(runs[0]))]
