@@ -262,11 +262,12 @@ class StateSpaceResult(Result):
 # matrix, carry about as much), while a physical one this small would be a cancellation of ten
 # digits. The bound is unchanged by a scaling of the states, so the units do not matter.
 MARKOV_TOL = 1e-10
-# A zero is exactly s = 0 when the constant part of the channel's (balanced, deflated) pencil
-# is singular to this fraction of its largest singular value: a zero below about 1e-10 of the
-# system's frequency scale, where round-off leaves an exact zero. Rank decisions rather than a
-# threshold on the computed zeros, so that a multiple zero at 0 (spread by round-off into a
-# cluster of size eps^(1/multiplicity)) is found whole.
+# A channel has a zero exactly at s = 0 when the constant part M of its pencil M - s N is
+# within this fraction of the system's scale of a singular matrix (a singular value at most
+# ZERO_TOL times the Frobenius norm of the balanced [[A, b + A e], [c, d + c e]]): a zero below
+# about 1e-10 of the system's frequency scale, where round-off leaves an exact zero. Rank
+# decisions rather than a threshold on the computed zeros, so that a multiple zero at 0
+# (spread by round-off into a cluster of size eps^(1/multiplicity)) is found whole.
 ZERO_TOL = 1e-10
 
 
@@ -323,9 +324,9 @@ def channel_zeros_and_gain(A, b, c, d, e, f) -> tuple[np.ndarray, float]:
         for _ in range(r):  # deflate r infinite eigenvalues
             u = _reflector(b_)
             if u is not None:  # A <- H A H, c <- c H with H b = beta e_last
-                A_ = A_ - 2 * np.outer(u, u @ A_)
-                A_ = A_ - 2 * np.outer(A_ @ u, u)
-                c_ = c_ - 2 * (c_ @ u) * u
+                A_ -= np.outer(2 * u, u @ A_)
+                A_ -= np.outer(A_ @ u, 2 * u)
+                c_ -= 2 * (c_ @ u) * u
             A_, b_, c_, d_ = A_[:-1, :-1], A_[:-1, -1], c_[:-1], c_[-1]
         k = A_.shape[0]
         M = np.zeros((k + 1, k + 1))
