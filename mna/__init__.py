@@ -68,9 +68,11 @@ def run(circuit: Circuit) -> list[Result]:
 
 
 def state_space(circuit: Circuit, inputs: list[str] | None = None,
-                outputs: list[str] | None = None, symbolic: bool = False, tf: bool = False):
+                outputs: list[str] | None = None, symbolic: bool = False, tf: bool = False,
+                dense: bool = False):
     r"""The state-space model of `circuit` from sources `inputs` to outputs such as
-    ``"V(out)"`` or ``"I(L1)"`` (defaults: every source; the netlist's outputs).
+    ``"V(out)"`` or ``"I(L1)"`` (defaults: every source; the netlist's outputs); A of a large
+    sparse model is a scipy sparse matrix unless `dense`.
 
     >>> import mna
     >>> rc = mna.read_string("rc\nV1 in 0 1\nR1 in out 1k\nC1 out 0 1u\n")
@@ -80,7 +82,7 @@ def state_space(circuit: Circuit, inputs: list[str] | None = None,
     from mna.analysis.statespace import state_space as extract  # sympy, scipy.linalg
 
     names = None if outputs is None else tuple(circuit.output(text) for text in outputs)
-    return extract(circuit, inputs, names, symbolic=symbolic, tf=tf)
+    return extract(circuit, inputs, names, symbolic=symbolic, tf=tf, dense=dense)
 
 
 def operating_point(circuit: Circuit) -> OperatingPointResult:

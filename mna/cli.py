@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import signal
@@ -208,8 +207,8 @@ def _print_models(circuit, symbolic: bool, fmt: str) -> int:
     models = [mna.perform(dataclasses.replace(card, symbolic=card.symbolic or symbolic),
                           circuit) for card in cards]
     if fmt == "json":
-        data = [m.to_dict() for m in models]
-        print(json.dumps(data[0] if len(data) == 1 else data, indent=2))
+        texts = [m.to_json() for m in models]
+        print(texts[0] if len(texts) == 1 else "[\n" + ",\n".join(texts) + "\n]")
     else:
         print("\n".join(m.to_latex() if fmt == "latex" else m.to_text() for m in models))
     return EXIT_OK

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ def write_atomic(path: Path, write: Callable[[Path], None]) -> None:
     """Call `write(temporary_path)`, then rename: a failed write leaves nothing behind. The
     file is made with the process's umask, as any tool's would be."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+    temporary = path.with_name(f".{path.name}.{os.urandom(4).hex()}.part")
     os.close(os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
         write(temporary)

@@ -210,8 +210,7 @@ def _accumulated(slots: np.ndarray, values: np.ndarray, size: int) -> np.ndarray
 def _product(matrix: Entries):
     """``x -> matrix @ x``: for a diagonal matrix (capacitors, masses and inertias that all
     go to the reference) one elementwise product, else a sparse one."""
-    if np.array_equal(matrix.rows, matrix.cols) and len(np.unique(matrix.rows)) == len(
-            matrix.rows):
+    if np.array_equal(matrix.rows, matrix.cols) and np.all(np.diff(np.sort(matrix.rows))):
         diagonal = np.zeros(matrix.shape[0])
         diagonal[matrix.rows] = matrix.values
         return lambda x: diagonal * x

@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 
 RANK_TOL = 1e-9
 DENSE_LIMIT = 1500
+SPARSE_STATES = 100     # a model of this many states or more keeps A sparse ...
+SPARSE_DENSITY = 0.1    # ... when at most this fraction of its entries are non-zero
+SOLVE_BLOCK = 256       # right-hand sides solved at a time for a sparse result
 
 
 @dataclass(frozen=True)
@@ -370,52 +373,72 @@ def _exact(G, C, B, P, Q, R, W, candidates, states, Ib, J):
 
 def _c_spaces(C: sp.csc_matrix):
     """Orthonormal, block-sparse bases of C's row space (Z), left null space (W), column
-    space (Rg) and null space (N), with C = Z diag(sigma) Rg^T, found per connected block."""
+    space (Rg) and null space (N), with C = Z diag(sigma) Rg^T, found per connected block
+    (a block of one entry, a grounded capacitor's, needs no SVD)."""
     n = C.shape[0]
     C = sp.csr_matrix(C)
     C.eliminate_zeros()
     coo = C.tocoo()
     graph = sp.coo_matrix((np.ones(coo.nnz), (coo.row, n + coo.col)), shape=(2 * n, 2 * n))
     count, labels = csgraph.connected_components(graph, directed=False)
-    Zt, Wt, Rt, Nt, sigma = [], [], [], [], []  # lists of (indices, vectors)
     row_labels, col_labels = labels[:n], labels[n:]
-    used_rows = np.zeros(n, bool)
-    used_cols = np.zeros(n, bool)
-    for label in np.unique(labels[np.concatenate([coo.row, n + coo.col])]) if coo.nnz else []:
-        rws = np.flatnonzero(row_labels == label)
-        cls = np.flatnonzero(col_labels == label)
-        used_rows[rws] = used_cols[cls] = True
-        block = C[rws][:, cls].toarray()
-        u, s, vh = scipy.linalg.svd(block)
+    rows_of, local_row = _grouped(row_labels, count)
+    cols_of, local_col = _grouped(col_labels, count)
+    entries_of, _ = _grouped(row_labels[coo.row], count)
+    bases: dict[str, list] = {"Z": [], "W": [], "R": [], "N": []}   # (indices, vector)
+    sigma = []
+    for label in range(count):
+        rws, cls = rows_of(label), cols_of(label)
+        entries = entries_of(label)
+        if not len(entries):
+            continue
+        if len(rws) == len(cls) == 1:
+            value = coo.data[entries].sum()
+            u, s, vh = np.ones((1, 1)), np.abs([value]), np.sign([[value]])
+        else:
+            block = np.zeros((len(rws), len(cls)))
+            np.add.at(block, (local_row[coo.row[entries]], local_col[coo.col[entries]]),
+                      coo.data[entries])
+            u, s, vh = scipy.linalg.svd(block)
         k = int(np.sum(s > RANK_TOL * s[0])) if s.size else 0
-        for j in range(k):
-            Zt.append((rws, u[:, j]))
-            Rt.append((cls, vh[j]))
-            sigma.append(s[j])
-        for j in range(k, len(rws)):
-            Wt.append((rws, u[:, j]))
-        for j in range(k, len(cls)):
-            Nt.append((cls, vh[j]))
-    for i in np.flatnonzero(~used_rows):
-        Wt.append((np.array([i]), np.array([1.0])))
-    for i in np.flatnonzero(~used_cols):
-        Nt.append((np.array([i]), np.array([1.0])))
+        sigma += s[:k].tolist()
+        bases["Z"] += [(rws, u[:, j]) for j in range(k)]
+        bases["R"] += [(cls, vh[j]) for j in range(k)]
+        bases["W"] += [(rws, u[:, j]) for j in range(k, len(rws))]
+        bases["N"] += [(cls, vh[j]) for j in range(k, len(cls))]
+    touched_rows = np.zeros(n, bool)
+    touched_rows[coo.row] = True
+    touched_cols = np.zeros(n, bool)
+    touched_cols[coo.col] = True
+    bases["W"] += [(np.array([i]), np.ones(1)) for i in np.flatnonzero(~touched_rows)]
+    bases["N"] += [(np.array([i]), np.ones(1)) for i in np.flatnonzero(~touched_cols)]
 
     def assemble_basis(vectors):
         if not vectors:
             return sp.csc_matrix((n, 0))
         r = np.concatenate([idx for idx, _ in vectors])
-        c = np.concatenate([np.full(len(idx), j) for j, (idx, _) in enumerate(vectors)])
+        c = np.repeat(np.arange(len(vectors)), [len(idx) for idx, _ in vectors])
         v = np.concatenate([vec for _, vec in vectors])
         return sp.csc_matrix((v, (r, c)), shape=(n, len(vectors)))
 
-    return (assemble_basis(Zt), assemble_basis(Wt), assemble_basis(Rt), assemble_basis(Nt),
-            np.array(sigma))
+    return (*(assemble_basis(bases[name]) for name in "ZWRN"), np.array(sigma))
 
 
-def reduce_sparse(G, C, B, P, Q, R, candidates: list[Candidate]) -> Reduced | None:
+def _grouped(labels: np.ndarray, count: int):
+    """``members(label)``, the indices with that label (ascending), and each index's position
+    among its label's members."""
+    order = np.argsort(labels, kind="stable")
+    bounds = np.searchsorted(labels[order], np.arange(count + 1))
+    position = np.empty(len(labels), dtype=np.int64)
+    position[order] = np.arange(len(labels)) - bounds[labels[order]]
+    return (lambda label: order[bounds[label]:bounds[label + 1]]), position
+
+
+def reduce_sparse(G, C, B, P, Q, R, candidates: list[Candidate],
+                  dense: bool = False) -> Reduced | None:
     """The model of an index-one numeric system with sparse LU; None when the algebraic block
-    is singular (loops of A-type elements and across sources and the like)."""
+    is singular (loops of A-type elements and across sources and the like). A is a sparse
+    matrix when it is (`SPARSE_STATES`, `SPARSE_DENSITY`) unless `dense` is asked for."""
     G, C, B = sp.csc_matrix(G), sp.csc_matrix(C), sp.csc_matrix(B)
     P, Q, R = sp.csr_matrix(P), sp.csr_matrix(Q), _dense(R)
     n, m = B.shape
@@ -429,55 +452,92 @@ def reduce_sparse(G, C, B, P, Q, R, candidates: list[Candidate]) -> Reduced | No
                             {j: v * scale[j] for j, v in c.row.items()}) for c in candidates]
     Zb, Wb, Rb, Nb, sigma = _c_spaces(C)
     nd, k = Zb.shape[1], Wb.shape[1]
-    G22 = sp.csc_matrix(Wb.T @ G @ Nb)
-    G21 = (Wb.T @ G @ Rb).toarray()
-    G12 = sp.csr_matrix(Zb.T @ G @ Nb)
-    G11 = (Zb.T @ G @ Rb).toarray()
-    B1 = (Zb.T @ B).toarray()
-    B2 = (Wb.T @ B).toarray()
+    G12, G11 = sp.csr_matrix(Zb.T @ G @ Nb), sp.csr_matrix(Zb.T @ G @ Rb)
+    B1, B2 = (Zb.T @ B).toarray(), (Wb.T @ B).toarray()
+    H21, H2u = sp.csr_matrix((k, nd)), np.zeros((k, m))    # xa = H2u u - H21 xd
     if k:
-        factors = factor_if_regular(G22, tuple(f"algebraic unknown {i}" for i in range(k)))
+        factors = factor_if_regular(Wb.T @ G @ Nb, tuple(f"algebraic unknown {i}"
+                                                         for i in range(k)))
         if factors is None:
             return None
         try:
-            H21 = factors.solve(G21) if nd else np.zeros((k, 0))   # xa = H2u u - H21 xd
-            H2u = factors.solve(B2) if m else np.zeros((k, 0))
+            H21 = _solved(factors, sp.csc_matrix(Wb.T @ G @ Rb))
+            H2u = factors.solve(B2) if m else H2u
         except SingularSystemError:
             return None
-    else:
-        H21, H2u = np.zeros((0, nd)), np.zeros((0, m))
-    Ad = -(G11 - G12 @ H21) / sigma[:, None]
+    Ad = sp.csr_matrix(sp.diags(-1 / sigma) @ (G11 - G12 @ H21))    # xd' = Ad xd + Bd u
     Bd = (B1 - G12 @ H2u) / sigma[:, None]
-    Xs = Rb.toarray() - Nb @ H21 if nd else np.zeros((n, 0))  # x = Xs xd + Xu u
-    Xu = Nb @ H2u
-    S = sp.csr_matrix(_candidate_matrix(candidates, n))
-    Ts = np.asarray(S @ Xs)
-    Tu = np.asarray(S @ Xu)
-    selected = _select_columns(Ts, preference_order(candidates))
-    if len(selected) != nd:
+    Xs, Xu = sp.csr_matrix(Rb - Nb @ H21), Nb @ H2u              # x = Xs xd + Xu u
+    S = _candidate_rows(candidates, n)
+    Ts, Tu = sp.csr_matrix(S @ Xs), np.asarray(S @ Xu)
+    states = _independent(Ts, candidates)
+    if states is None:
         return None
-    states = state_order(selected, candidates)
-    T = Ts[list(states)]
-    Tu_sel = Tu[list(states)]
-    lu_t = scipy.linalg.lu_factor(T)
-    # xd = T^-1 (s - Tu u); s' = T xd' + Tu u'
-    A = T @ scipy.linalg.lu_solve(lu_t, Ad.T, trans=1).T if nd else np.zeros((0, 0))
-    Bs = T @ Bd - A @ Tu_sel
-    E = Tu_sel
-    PX = np.asarray(P @ Xs)
-    QX = np.asarray(Q @ Xs)
-    def Tinv(M):  # M T^-1
-        return scipy.linalg.lu_solve(lu_t, M.T, trans=1).T if nd else np.zeros((M.shape[0], 0))
-    # y = P (Xs xd + Xu u) + Q (Xs xd' + Xu u') + R u, xd' = Ad xd + Bd u
-    Cxd = PX + QX @ Ad
-    Cs = Tinv(Cxd)
-    Ds = np.asarray(P @ Xu) + QX @ Bd + R - Cs @ Tu_sel
+    T, Tu = Ts[list(states)], Tu[list(states)]                # s = T xd + Tu u
+    transposed = factor_if_regular(T.T, tuple(candidates[i].name for i in states)) if nd else None
+    if nd and transposed is None:
+        return None
+
+    def times_inverse(M):   # M T^-1, through T^-T M^T
+        if not nd:
+            return sp.csr_matrix((M.shape[0], 0)) if sp.issparse(M) else np.zeros((len(M), 0))
+        return (_solved(transposed, sp.csc_matrix(M.T)) if sp.issparse(M)
+                else transposed.solve(np.asarray(M).T)).T
+
+    # s' = T xd' + Tu u' = T Ad T^-1 (s - Tu u) + T Bd u + Tu u'
+    A = _cleaned(sp.csr_matrix(times_inverse(sp.csr_matrix(T @ Ad))))
+    Bs = T @ Bd - A @ Tu
+    # y = P (Xs xd + Xu u) + Q (Xs xd' + Xu u') + R u
+    QX = sp.csr_matrix(Q @ Xs)
+    Cs = np.asarray(times_inverse((P @ Xs + QX @ Ad).toarray()))
+    Ds = np.asarray(P @ Xu) + QX @ Bd + R - Cs @ Tu
     Fs = np.asarray(Q @ Xu)
-    out = [np.asarray(a, float) for a in (A, Bs, Cs, Ds, E, Fs)]
-    for a in out:
-        if a.size:
-            a[np.abs(a) < 1e-14 * max(1.0, np.abs(a).max())] = 0.0
-    return Reduced(states, *out[:2], out[2], out[3], out[4], out[5])
+    if dense or nd < SPARSE_STATES or A.nnz > SPARSE_DENSITY * nd * nd:
+        A = A.toarray()
+    return Reduced(states, A, *(_cleaned(np.asarray(a, float)) for a in (Bs, Cs, Ds, Tu, Fs)))
+
+
+def _solved(factors, M: sp.csc_matrix) -> sp.csr_matrix:
+    """``factors^-1 M`` for a sparse M, solved for its non-zero columns a block at a time."""
+    columns = np.flatnonzero(np.diff(M.indptr))
+    parts = []
+    for start in range(0, len(columns), SOLVE_BLOCK):
+        block = columns[start:start + SOLVE_BLOCK]
+        solution = sp.coo_matrix(factors.solve(M[:, block].toarray()))
+        parts.append(sp.coo_matrix((solution.data, (solution.row, block[solution.col])),
+                                   shape=(M.shape[0], M.shape[1])))
+    return sp.csr_matrix(sum(parts) if parts else sp.csr_matrix((M.shape[0], M.shape[1])))
+
+
+def _cleaned(M):
+    """M with the entries below 1e-14 of its largest (round-off of cancellations) zeroed."""
+    values = M.data if sp.issparse(M) else M
+    if values.size:
+        values[np.abs(values) < 1e-14 * max(1.0, np.abs(values).max())] = 0.0
+    if sp.issparse(M):
+        M.eliminate_zeros()
+    return M
+
+
+def _candidate_rows(candidates: list[Candidate], n: int) -> sp.csr_matrix:
+    """The candidates' functionals as the rows of a sparse matrix."""
+    rows = [i for i, c in enumerate(candidates) for _ in c.row]
+    cols = [j for c in candidates for j in c.row]
+    values = [v for c in candidates for v in c.row.values()]
+    return sp.csr_matrix((values, (rows, cols)), shape=(len(candidates), n))
+
+
+def _independent(Ts: sp.csr_matrix, candidates: list[Candidate]) -> tuple[int, ...] | None:
+    """The states among the candidates (``s = Ts xd + ...``): all of them when there are as
+    many as differential unknowns and they are independent (a sparse LU decides), else those
+    the greedy choice keeps (dense, up to `DENSE_LIMIT`); None when they do not fix xd."""
+    count, nd = Ts.shape
+    if count == nd and (nd == 0 or factor_if_regular(Ts, ()) is not None):
+        return state_order(list(range(count)), candidates)
+    if nd > DENSE_LIMIT:
+        return None
+    selected = _select_columns(Ts.toarray(), preference_order(candidates))
+    return state_order(selected, candidates) if len(selected) == nd else None
 
 
 def _select_columns(T: np.ndarray, order: list[int]) -> list[int]:

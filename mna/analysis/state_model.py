@@ -14,9 +14,10 @@ from mna.results import Result
 class StateSpaceResult(Result):
     """A state-space model with labelled states, inputs and outputs (and units).
 
-    ``x' = A x + B u + E u'``, ``y = C x + D u + F u'``; numpy arrays, or sympy matrices when
-    `symbolic`. `tf` holds the transfer functions when asked for: a sympy matrix ``G(s)``
-    (symbolic) or, per output and input, zeros, poles and gain (numeric).
+    ``x' = A x + B u + E u'``, ``y = C x + D u + F u'``; numpy arrays (A a scipy sparse matrix
+    for a large sparse model), or sympy matrices when `symbolic`. `tf` holds the transfer
+    functions when asked for: a sympy matrix ``G(s)`` (symbolic) or, per output and input,
+    zeros, poles and gain (numeric).
     """
 
     kind = "ss"
@@ -57,14 +58,15 @@ class StateSpaceResult(Result):
 
     def frequency_response(self, s) -> np.ndarray:
         """``H(s)`` (outputs × inputs) at each complex `s` (shape (len(s), p, m))."""
-        A, B, C, D, E, F = (np.asarray(M, dtype=float) for M in self.numeric().matrices())
+        model = self.numeric()
+        A = model.A
+        B, C, D, E, F = (_array(M) for M in model.matrices()[1:])
         s = np.atleast_1d(np.asarray(s, dtype=complex))
-        n = A.shape[0]
         result = np.empty((len(s), D.shape[0], D.shape[1]), dtype=complex)
         for k, sk in enumerate(s):
             H = D + sk * F
-            if n:
-                H = H + C @ np.linalg.solve(sk * np.eye(n) - A, B + sk * E)
+            if A.shape[0]:
+                H = H + C @ _shifted_solve(A, sk, B + sk * E)
             result[k] = H
         return result
 
@@ -75,7 +77,7 @@ class StateSpaceResult(Result):
 
         S = sympy.Symbol("s")
         A, B, C, D, E, F = (sympy.Matrix(M) if self.symbolic else
-                            sympy.Matrix(np.asarray(M, float).tolist()) for M in self.matrices())
+                            sympy.Matrix(_array(M).tolist()) for M in self.matrices())
         n = A.shape[0]
         H = D + S * F
         if n:
@@ -90,7 +92,7 @@ class StateSpaceResult(Result):
         cancelled by a zero of that channel); the zeros and the gain are the channel's
         `channel_zeros_and_gain`: no zeros and gain 0 where G is identically zero, and a zero at
         s = 0 exactly 0.0."""
-        A, B, C, D, E, F = (np.asarray(M, dtype=float) for M in self.numeric().matrices())
+        A, B, C, D, E, F = (_array(M) for M in self.numeric().matrices())
         n = A.shape[0]
         poles = np.linalg.eigvals(A) if n else np.empty(0, dtype=complex)
         items = []
@@ -109,7 +111,7 @@ class StateSpaceResult(Result):
     # -- interop -----------------------------------------------------------------------------
     def _proper(self):
         """``(A, B + A E, C, D + C E)``: the same transfer function with states ``x - E u``."""
-        A, B, C, D, E, F = (np.asarray(M, dtype=float) for M in self.numeric().matrices())
+        A, B, C, D, E, F = (_array(M) for M in self.numeric().matrices())
         if np.any(F):
             raise ValueError("the model has a u' feedthrough (F != 0): its transfer function is "
                              "improper and has no (A, B, C, D) form")
@@ -131,16 +133,37 @@ class StateSpaceResult(Result):
 
     # -- output ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        def cell(value):
-            if self.symbolic:
-                return str(value)
-            return float(value)
+        """Names, units, the matrices as nested lists (numbers, or sympy strings when
+        symbolic) and the transfer functions when asked for."""
+        data = self._header()
+        for name, M in zip("ABCDEF", self.matrices()):
+            data[name] = list(self._rows(M))
+        if self.tf is not None:
+            data["tf"] = self._tf_data()
+        return data
 
-        def nested(M):
-            rows, cols = M.shape
-            return [[cell(M[i, j]) for j in range(cols)] for i in range(rows)]
+    def to_json(self) -> str:
+        """`to_dict` as JSON, a matrix row per line (a large model's A row by row)."""
+        fields = [f"  {json.dumps(key)}: {json.dumps(value)}"
+                  for key, value in self._header().items()]
+        for name, M in zip("ABCDEF", self.matrices()):
+            rows = ",\n    ".join(json.dumps(row) for row in self._rows(M))
+            fields.append(f'  "{name}": [\n    {rows}\n  ]' if rows else f'  "{name}": []')
+        if self.tf is not None:
+            fields.append(f'  "tf": {json.dumps(self._tf_data())}')
+        return "{\n" + ",\n".join(fields) + "\n}"
 
-        data: dict[str, Any] = {
+    def _rows(self, M):
+        """The rows of M as lists, a block of rows at a time for a sparse matrix."""
+        if self.symbolic:
+            for i in range(M.shape[0]):
+                yield [str(M[i, j]) for j in range(M.shape[1])]
+            return
+        for start in range(0, M.shape[0], ROW_BLOCK):
+            yield from _array(M[start:start + ROW_BLOCK]).tolist()
+
+    def _header(self) -> dict[str, Any]:
+        return {
             "title": self.title,
             "symbolic": self.symbolic,
             "states": list(self.states),
@@ -150,27 +173,20 @@ class StateSpaceResult(Result):
             "outputs": list(self.outputs),
             "output_units": list(self.output_units),
         }
-        for name, M in zip("ABCDEF", self.matrices(), strict=False):
-            data[name] = nested(M)
-        if self.tf is not None:
-            if self.symbolic:
-                data["tf"] = nested(self.tf)
-            else:
-                data["tf"] = [
-                    {"output": t["output"], "input": t["input"], "gain": t["gain"],
-                     "zeros": [[float(z.real), float(z.imag)] for z in t["zeros"]],
-                     "poles": [[float(p.real), float(p.imag)] for p in t["poles"]]}
-                    for t in self.tf
-                ]
-        return data
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
+    def _tf_data(self) -> list:
+        if self.symbolic:
+            return list(self._rows(self.tf))
+        return [{"output": t["output"], "input": t["input"], "gain": t["gain"],
+                 "zeros": [[float(z.real), float(z.imag)] for z in t["zeros"]],
+                 "poles": [[float(p.real), float(p.imag)] for p in t["poles"]]}
+                for t in self.tf]
 
     def table(self) -> dict[str, np.ndarray]:
-        """One row per matrix entry: ``matrix, row, col, value``."""
-        entries = [(name, i, j, M[i, j]) for name, M in zip("ABCDEF", self.matrices(), strict=False)
-                   for i in range(M.shape[0]) for j in range(M.shape[1])]
+        """One row per matrix entry (of a sparse matrix, per stored one): ``matrix, row, col,
+        value``."""
+        entries = [(name, i, j, value) for name, M in zip("ABCDEF", self.matrices())
+                   for i, j, value in _entries(M)]
         return {column: np.array([entry[k] for entry in entries])
                 for k, column in enumerate(("matrix", "row", "col", "value"))}
 
@@ -181,7 +197,7 @@ class StateSpaceResult(Result):
         def tex(M):
             if self.symbolic:
                 return sympy.latex(sympy.Matrix(M))
-            return sympy.latex(sympy.Matrix(np.asarray(M, float).tolist()).applyfunc(
+            return sympy.latex(sympy.Matrix(_array(M).tolist()).applyfunc(
                 lambda v: sympy.Float(v, 6) if v != int(v) else sympy.Integer(int(v))))
 
         def vector(names):
@@ -202,6 +218,10 @@ class StateSpaceResult(Result):
         def block(name, M, rows, cols):
             if M.shape[0] == 0 or M.shape[1] == 0:
                 return f"{name} = [] ({M.shape[0]}x{M.shape[1]})"
+            if hasattr(M, "toarray"):
+                lines = [f"{name} (sparse {M.shape[0]}x{M.shape[1]}, {M.nnz} non-zero entries):"]
+                lines += [f"  {rows[i]}, {cols[j]}: {value:.6g}" for i, j, value in _entries(M)]
+                return "\n".join(lines)
             if self.symbolic:
                 body = [", ".join(str(M[i, j]) for j in range(M.shape[1]))
                         for i in range(M.shape[0])]
@@ -251,7 +271,7 @@ class StateSpaceResult(Result):
         text = (f"SS: {len(self.states)} state(s) ({states}); inputs {', '.join(self.inputs)}; "
                 f"outputs {', '.join(self.outputs)}")
         if not self.symbolic and len(self.states) and len(self.states) <= 12:
-            poles = np.linalg.eigvals(np.asarray(self.A, float))
+            poles = np.linalg.eigvals(_array(self.A))
             text += f"; eigenvalues {_complex_list(poles)}"
         return text
 
@@ -269,6 +289,7 @@ MARKOV_TOL = 1e-10
 # decisions rather than a threshold on the computed zeros, so that a multiple zero at 0
 # (spread by round-off into a cluster of size eps^(1/multiplicity)) is found whole.
 ZERO_TOL = 1e-10
+ROW_BLOCK = 256   # rows of a sparse matrix made dense at a time for output
 
 
 def channel_zeros_and_gain(A, b, c, d, e, f) -> tuple[np.ndarray, float]:
@@ -445,3 +466,30 @@ def _is_zero_matrix(M, symbolic: bool) -> bool:
     import sympy
 
     return all(sympy.simplify(e) == 0 for e in M)
+
+
+def _array(M) -> np.ndarray:
+    """A numeric matrix as a dense array (a model's A may be a scipy sparse matrix)."""
+    return M.toarray() if hasattr(M, "toarray") else np.asarray(M, dtype=float)
+
+
+def _entries(M):
+    """``(row, col, value)`` of every entry of a dense matrix, of every stored one of a sparse
+    one, in row order."""
+    if hasattr(M, "tocoo"):
+        coo = M.tocoo()
+        order = np.lexsort((coo.col, coo.row))
+        return zip(coo.row[order].tolist(), coo.col[order].tolist(), coo.data[order].tolist())
+    return ((i, j, M[i, j]) for i in range(M.shape[0]) for j in range(M.shape[1]))
+
+
+def _shifted_solve(A, s: complex, rhs: np.ndarray) -> np.ndarray:
+    """``(s I - A)^-1 rhs``, by a sparse LU when A is sparse."""
+    n = A.shape[0]
+    if hasattr(A, "toarray"):
+        import scipy.sparse as sp
+        import scipy.sparse.linalg as spla
+
+        shifted = sp.csc_matrix(s * sp.identity(n, format="csc") - A)
+        return spla.splu(shifted).solve(np.asarray(rhs, dtype=complex))
+    return np.linalg.solve(s * np.eye(n) - A, rhs)

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 def state_space_of_request(request, circuit) -> StateSpaceResult:
     """``.ss``: the model of the card."""
     return state_space(circuit, request.inputs, request.outputs, request.symbolic, request.tf,
-                       request.location)
+                       request.dense, request.location)
 
 
 # --------------------------------------------------------------------------------------------
@@ -71,9 +71,11 @@ def _row_dict(row) -> dict:
 
 
 def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: bool = False,
-                location: SourceLocation | None = None) -> StateSpaceResult:
+                dense: bool = False, location: SourceLocation | None = None
+                ) -> StateSpaceResult:
     """The state-space model of `circuit` from the sources `inputs` (names; default all) to
-    `outputs` (`OutputName`s; default the circuit's outputs)."""
+    `outputs` (`OutputName`s; default the circuit's outputs); A sparse where the reduction
+    finds it so, unless `dense`."""
     for name in inputs or ():
         circuit.source(name, location)
     for output in outputs or ():
@@ -97,7 +99,7 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
     input_names = tuple(names[i] for i in chosen)
     reduced = None
     if not symbolic:
-        reduced = reduce_sparse(G, C, B, P, Q, R, candidates)
+        reduced = reduce_sparse(G, C, B, P, Q, R, candidates, dense)
     if reduced is None:
         if not symbolic and system.size > DENSE_LIMIT:
             raise DescriptorIndexError(

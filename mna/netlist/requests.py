@@ -250,20 +250,21 @@ class Transient(Request):
 @dataclass(frozen=True)
 class StateSpace(Request):
     card = ".ss"
-    usage = ".ss in=SRC[,SRC...] out=OUT[,OUT...] [symbolic] [tf]"
+    usage = ".ss in=SRC[,SRC...] out=OUT[,OUT...] [symbolic] [tf] [dense]"
     runner = "mna.analysis.statespace:state_space_of_request"
 
     inputs: tuple[str, ...] | None = None
     outputs: tuple[OutputName, ...] | None = None
     symbolic: bool = False
     tf: bool = False
+    dense: bool = False
     location: SourceLocation | None = field(default=None, compare=False)
 
     @classmethod
     def from_fields(cls, reader):
         flags = set()
         while reader.peek() is not None:
-            word = reader.keyword("symbolic", "tf")
+            word = reader.keyword("symbolic", "tf", "dense")
             if word is None:
                 reader.done()
             flags.add(word)
@@ -279,7 +280,8 @@ class StateSpace(Request):
                 reader.fail("out= takes V(node), V(a,b) or I(element)", assign.location, usage=True)
             outputs = tuple(output_name(v, reader.scope) for v in assign.values)
         reader.no_more_options("in=, out=")
-        return cls(inputs, outputs, "symbolic" in flags, "tf" in flags, reader.location)
+        return cls(inputs, outputs, "symbolic" in flags, "tf" in flags, "dense" in flags,
+                   reader.location)
 
     def check(self, circuit):
         for name in self.inputs or ():

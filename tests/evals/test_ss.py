@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.sparse
 import sympy
 
 import mna
@@ -264,14 +265,39 @@ def test_thousand_section_rc_ladder_model():
     circuit = mna.read_string("\n".join(lines) + "\n")
     model = mna.perform(next(a for a in circuit.analyses), circuit)
     assert len(model.states) == 1000
-    assert model.frequency_response(0.0)[0, 0, 0].real == pytest.approx(1.0, rel=1e-8)
+    # A is tridiagonal, and kept sparse: V(nk)' = (V(nk-1) - 2 V(nk) + V(nk+1)) / RC
+    assert scipy.sparse.issparse(model.A) and model.A.nnz == 3 * 1000 - 2
+    assert model.A[1, 0] == pytest.approx(1e6) and model.A[1, 1] == pytest.approx(-2e6)
+    assert model.frequency_response([0.0, 1e4j])[0, 0, 0].real == pytest.approx(1.0, rel=1e-8)
     # a uniform ladder driven at one end, open at the other: eigenvalues
     # -(2/RC)(1 - cos((2k-1) pi/(2N+1))), k = 1..N; check the slowest and the fastest
-    eigenvalues = np.sort(np.linalg.eigvals(np.asarray(model.A, float)).real)
+    eigenvalues = np.sort(np.linalg.eigvals(model.A.toarray()).real)
     rc, n = 1e3 * 1e-9, 1000
     exact = [-(2 / rc) * (1 - np.cos((2 * k - 1) * np.pi / (2 * n + 1))) for k in (n, 1)]
     assert eigenvalues[0] == pytest.approx(exact[0], rel=1e-9)
     assert eigenvalues[-1] == pytest.approx(exact[1], rel=1e-6)
+    # the dense model on request is the same model; the JSON holds it as nested lists
+    dense = mna.state_space(circuit, ["V1"], ["V(n1000)"], dense=True)
+    assert isinstance(dense.A, np.ndarray)
+    np.testing.assert_array_equal(dense.A, model.A.toarray())
+    s = np.array([0.0, 1e3j, 1e6j])
+    np.testing.assert_allclose(dense.frequency_response(s), model.frequency_response(s),
+                               rtol=1e-10, atol=1e-14)
+    data = json.loads(model.to_json())
+    np.testing.assert_array_equal(np.array(data["A"]), dense.A)
+    assert data == json.loads(dense.to_json()) == model.to_dict()
+
+
+def test_dense_flag_of_the_ss_card():
+    lines = ["ladder", "V1 n0 0 AC 1"]
+    for k in range(1, 201):
+        lines += [f"R{k} n{k - 1} n{k} 1k", f"C{k} n{k} 0 1n"]
+    text = "\n".join(lines) + "\n.ss in=V1 out=V(n200) {}\n"
+    (sparse,) = mna.run(mna.read_string(text.format("")))
+    (dense,) = mna.run(mna.read_string(text.format("dense")))
+    assert scipy.sparse.issparse(sparse.A) and isinstance(dense.A, np.ndarray)
+    np.testing.assert_array_equal(sparse.A.toarray(), dense.A)
+    assert "sparse 200x200, 598 non-zero entries" in sparse.to_text()
 
 
 def test_public_state_space_takes_output_names_and_keeps_parameter_values():
