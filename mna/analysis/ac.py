@@ -19,6 +19,7 @@ from mna.analysis.equations import Equations
 from mna.analysis.op import dc_solution, guess
 from mna.assembly import assemble
 from mna.errors import NetlistError, SingularSystemError
+from mna.netlist.requests import frequency_count
 from mna.progress import progress
 from mna.results import TableResult
 
@@ -33,8 +34,12 @@ def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray
     if kind == "lin":
         return np.linspace(start, stop, points) if points > 1 else np.array([start])
     base = 10.0 if kind == "dec" else 2.0
-    count = int(np.floor(points * np.log(stop / start) / np.log(base) + 1e-9)) + 1
-    return start * base ** (np.arange(count) / points)
+    exponents = np.arange(frequency_count(kind, points, start, stop)) / points
+    with np.errstate(over="ignore"):
+        f = start * base ** exponents
+    if np.all(np.isfinite(f)):
+        return f
+    return np.exp(np.log(start) + exponents * np.log(base))   # a span beyond the float range
 
 
 def ac_sweep(request, circuit) -> TableResult:
@@ -72,10 +77,17 @@ def ac_response(equations: Equations, g: np.ndarray, c: np.ndarray, f: np.ndarra
     with progress(len(f), "ac", "freq") as bar:
         for k, fk in enumerate(f):
             jw = 2j * np.pi * fk
-            try:
-                x = equations.factor(g + jw * c).solve(rhs)
-            except SingularSystemError as error:
-                raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
-            result[:, k] = system.p.product(x) + jw * system.q.product(x) + direct
+            with np.errstate(over="ignore", invalid="ignore"):
+                matrix = g + jw * c
+                try:
+                    if not np.all(np.isfinite(matrix)):
+                        raise SingularSystemError("G + jwC overflows")
+                    x = equations.factor(matrix).solve(rhs)
+                    result[:, k] = system.p.product(x) + jw * system.q.product(x) + direct
+                    if not np.all(np.isfinite(result[:, k])):
+                        raise SingularSystemError("the outputs overflow")
+                except SingularSystemError as error:
+                    raise SingularSystemError(f"at f = {fk:g} Hz: {error}",
+                                              error.unknowns) from None
             bar.update()
     return result

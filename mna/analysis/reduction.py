@@ -122,7 +122,7 @@ def _equilibrate(M) -> tuple[np.ndarray, np.ndarray]:
     max-norm about 1 (Ruiz's iteration); M dense or sparse."""
     A = abs(sp.csr_matrix(M)) if sp.issparse(M) else sp.csr_matrix(np.abs(M))
     rows, cols = np.ones(A.shape[0]), np.ones(A.shape[1])
-    for _ in range(30):
+    for _ in range(30 if A.nnz else 0):
         scaled = sp.diags(rows) @ A @ sp.diags(cols)
         r = np.asarray(scaled.max(axis=1).todense()).ravel()
         c = np.asarray(scaled.max(axis=0).todense()).ravel()

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 DENSE_EIGEN_LIMIT = 2000
 SMALLEST_STEP = 1e-9    # of hmax: a step that must be shorter fails the run
+SHORTEST_TIME = 1e-30   # s: .tran times below it would make steps of no physical meaning
 
 
 def time_limits(request, circuit) -> tuple[float, float, float, float | None]:
@@ -51,6 +52,10 @@ def time_limits(request, circuit) -> tuple[float, float, float, float | None]:
     if not tstep > 0 or not tstop > 0:
         raise NetlistError(f".tran needs tstep > 0 and tstop > 0 (got {tstep:g}, {tstop:g})",
                            request.location)
+    if min(tstep, tstop, tmax or tstep) < SHORTEST_TIME:
+        raise NetlistError(f".tran times below {SHORTEST_TIME:g} s are not resolved (got "
+                           f"tstep {tstep:g}, tstop {tstop:g}"
+                           + (f", tmax {tmax:g})" if tmax else ")"), request.location)
     if not 0 <= tstart < tstop:
         raise NetlistError(f".tran tstart {tstart:g} must lie in [0, tstop)", request.location)
     if tmax is not None and tmax < 0:
@@ -64,7 +69,8 @@ def transient(request, circuit) -> TransientResult:
     options = circuit.options
     adaptive = options.stepcontrol == "adaptive"
     if adaptive:   # ngspice: tmax when given, else the smaller of tstep and the span / 50
-        hmax = tmax if tmax is not None else min(tstep, (tstop - tstart) / 50)
+        hmax = min(tmax, tstop - tstart) if tmax is not None else min(tstep,
+                                                                      (tstop - tstart) / 50)
     else:          # the fixed step: min(tstep, tmax), so many that they end at tstop
         hmax = tstop / math.ceil(tstop / min(tstep, tmax or tstep) * (1 - 1e-12))
     check_count(tstop / hmax, ".tran", circuit, request.location)
@@ -144,7 +150,8 @@ def _result(system, scheme: LinearMultistep, times: np.ndarray, rows: np.ndarray
         values = values + _derivative(times, derivative_rows, scheme)
     if interp:
         grid = tstep * np.arange(math.floor(tstop / tstep * (1 + 1e-12)) + 1)
-        values = np.column_stack([np.interp(grid, times, column) for column in values.T])
+        values = np.array([np.interp(grid, times, column) for column in values.T]).reshape(
+            -1, len(grid)).T
         times = grid
     keep = times >= tstart * (1 - 1e-12)
     columns = {"time": times[keep]}

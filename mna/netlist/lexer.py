@@ -78,6 +78,13 @@ def read_source(path: str | Path) -> Source:
 def lex_text(text: str, filename: str = "<string>") -> Source:
     """Netlist `text`; its first line is the title. Lines are lexed as they are read, so
     that a large netlist's tokens never all exist at once."""
+    if "\0" in text:
+        at = text.index("\0")
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        shown = text[start:end if end >= 0 else len(text)].replace("\0", " ")
+        raise NetlistError("a NUL character: this is not a text netlist", SourceLocation(
+            filename, text.count("\n", 0, at) + 1, at - start + 1, shown))
     physical = text.splitlines()
     title = physical[0].strip() if physical else ""
     reader = _FileLines(physical, filename, quoted=True, open_files=frozenset({_key(filename)}))

@@ -9,6 +9,7 @@ expression of a behavioural source, which takes the rest of the line.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 from mna.errors import NetlistError
 from mna.netlist.lexer import Line, Source, Token, lex_text, read_source
@@ -36,7 +37,14 @@ def _parse(source: Source) -> Netlist:
 def parse_line(line: Line) -> Card:
     """The card of one logical line."""
     if line.words is not None:
-        return Card(line.words[0], line.words[1:], (), line.location)
+        card = Card(line.words[0], line.words[1:], (), line.location)
+        if card.key not in CONDITIONS:
+            return card
+        if not card.fields:     # the condition is the rest of the line, in its own text
+            _no_condition(card.key, card.location)
+        start = card.place(0)
+        return Card(card.head, (Braced(start.text[start.column - 1:].rstrip(), start),), (),
+                    card.location, (start,))
     head, *rest = line.tokens
     if head.kind != "word":
         raise NetlistError("a line must start with an element name or a dot card", head.location)
@@ -44,7 +52,7 @@ def parse_line(line: Line) -> Card:
     cursor = _Cursor(rest)
     if key in CONDITIONS:
         if not rest:
-            raise NetlistError(f"usage: {key} (condition)", head.location.shifted(len(key) + 1))
+            _no_condition(key, head.location)
         items = [(_joined(rest), _expression_place(rest[0]))]
     elif key in OUTPUT_LISTS:
         items = [_output_item(run) for run in _runs(rest)]
@@ -56,6 +64,11 @@ def parse_line(line: Line) -> Card:
     options = tuple(item[0] for item in items if not ordered and isinstance(item[0], Assign))
     return Card(head.text, tuple(f for f, _ in positional), options, head.location,
                 tuple(place for _, place in positional))
+
+
+def _no_condition(key: str, head: SourceLocation) -> NoReturn:
+    raise NetlistError(f"{key} needs a condition\n  usage: {key} (condition)",
+                       head.shifted(len(key) + 1))
 
 
 class _Cursor:

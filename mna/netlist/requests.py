@@ -50,6 +50,19 @@ def check_count(count: float, what: str, circuit: Circuit, location: SourceLocat
                            "(raise it with .options maxpoints=N)", location)
 
 
+def _count(intervals: float) -> float:
+    """The points of a sweep over `intervals` steps (whole ones), inf when they overflow."""
+    return math.floor(intervals) + 1 if math.isfinite(intervals) else math.inf
+
+
+def frequency_count(kind: str, points: int, start: float, stop: float) -> float:
+    """How many frequencies ``.ac kind points start stop`` has (inf when they overflow)."""
+    if kind == "lin":
+        return points
+    base = 10.0 if kind == "dec" else 2.0
+    return _count(points * (math.log(stop) - math.log(start)) / math.log(base) + 1e-9)
+
+
 @dataclass(frozen=True)
 class Sweep:
     """A swept variable of ``.dc`` or ``.step``: an independent source's DC value or a
@@ -85,7 +98,7 @@ class Sweep:
         if self.listed is not None:
             return len(self.listed)
         start, stop, step = self.limits
-        return math.floor((stop - start) / step * (1 + 1e-12) + 1e-9) + 1
+        return _count((stop - start) / step * (1 + 1e-12) + 1e-9)
 
     def values(self) -> tuple[float, ...]:
         """The values, as SPICE counts them: ``stop`` included."""
@@ -128,6 +141,34 @@ def read_step(reader: FieldReader) -> Sweep:
 
 
 STEP_USAGE = ".step param NAME start stop step | .step param NAME list v1 v2 ..."
+
+
+@dataclass(frozen=True)
+class MonteCarlo:
+    """``.mc N [seed=S]``: every analysis repeated for samples 0 .. N-1, each with its own
+    draws of the random functions; sample k of seed S draws the same numbers wherever it
+    runs. Without a seed, one is chosen at random (and reported)."""
+
+    count: int
+    seed: int | None = None
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    usage: ClassVar[str] = ".mc N [seed=S]"
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> MonteCarlo:
+        count = _whole(reader, reader.value("number of samples"), "the number of samples", 1)
+        seed = reader.option("seed")
+        reader.done()
+        reader.no_more_options("seed=")
+        return cls(count, None if seed is None else _whole(reader, seed, "seed", 0),
+                   reader.location)
+
+
+def _whole(reader: FieldReader, value: Value, what: str, least: int) -> int:
+    if not isinstance(value, float) or value != int(value) or value < least:
+        reader.fail(f"{what} must be a whole number of at least {least}", usage=True)
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -206,11 +247,7 @@ class AcSweep(Request):
 
     @property
     def count(self) -> float:
-        if self.sweep == "lin":
-            return self.points
-        base = 10.0 if self.sweep == "dec" else 2.0
-        return math.floor(self.points * math.log(self.stop / self.start) / math.log(base)
-                          + 1e-9) + 1
+        return frequency_count(self.sweep, self.points, self.start, self.stop)
 
     def check(self, circuit):
         check_count(self.count, ".ac", circuit, self.location)
