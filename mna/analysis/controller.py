@@ -213,8 +213,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
                                                f"(the truncation error allows {allowed:.3g} s)")
                     continue
-            switched = _crossed(switching, step.switching, solver.modes())
-            if switched.any():
+            event = bool(_crossed(switching, step.switching, solver.modes()).any())
+            if event:
                 h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
                                          EVENT_FRACTION * policy.hmax)
                 landing = False
@@ -230,11 +230,11 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             h = allowed
             bar.update(t - bar.n)
             switching = step.switching
-            if switched.any():
+            if event:
                 modes = solver.modes()
                 solver.switch(step.x, t, _crossed(modes, switching, modes))
                 stats.events += 1
-            corner = landing or switched.any() or _passed(corners, t - previous, t)
+            corner = landing or event or _passed(corners, t - previous, t)
             if policy.adaptive:
                 if corner and t < tstop * (1 - 1e-12):
                     since_restart = 0    # restart with the starter, from a short step

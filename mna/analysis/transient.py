@@ -82,7 +82,7 @@ def transient(request, circuit) -> TransientResult:
     if scheme.explicit:
         _check_forward_euler(system, hmax, options.solver)
     equations = Equations(system, options, use="many")
-    drive = _drive(system, tstep, tstop)
+    drive = _Drive(system, tstep, tstop)
     x0 = initial_state(circuit, equations, drive(0.0), request.uic)
     if system.is_linear:
         solver = LinearSteps(equations, hmax)
@@ -94,8 +94,6 @@ def transient(request, circuit) -> TransientResult:
                     (options.reltol, options.abstol, options.chgtol, options.trtol),
                     first=min(hmax, min(tstop / 100, tstep) / 10) if adaptive else hmax)
     times, rows, derivative_rows, inputs = [], [], [], []
-    values = _inputs(system, tstep, tstop)
-
     records_derivatives = len(system.q.rows) > 0
 
     def accept(t: float, x: np.ndarray, before: bool) -> None:
@@ -104,7 +102,7 @@ def transient(request, circuit) -> TransientResult:
         rows.append(system.p.product(x))
         if records_derivatives:
             derivative_rows.append(system.q.product(x))
-        inputs.append(values(t, before))
+        inputs.append(drive.inputs(t, before))
 
     flow0 = drive(0.0) - solver.currents(x0, 0.0)
     try:
@@ -164,27 +162,30 @@ def _result(system, scheme: LinearMultistep, times: np.ndarray, rows: np.ndarray
 
 # -- inputs ---------------------------------------------------------------------------------
 
-def _inputs(system, tstep: float, tstop: float):
-    """``(time, before) -> u``: the sources' values (their limits from the left with
-    `before`), DC where a source has no waveform."""
-    signals = system.inputs
-    held = np.array([signal.dc for signal in signals], dtype=float)
-    waves = [(k, signal.waveform) for k, signal in enumerate(signals)
-             if signal.waveform is not None]
+class _Drive:
+    """``(time, before) -> B u``, the sources' values at `time` (their limits from the left
+    with `before`), DC where a source has no waveform; `inputs` gives ``u`` itself, the last
+    one again without recomputing it (a step's accepted point is where it was driven)."""
 
-    def inputs(time: float, before: bool = False) -> np.ndarray:
-        u = held.copy()
-        for k, wave in waves:
-            u[k] = wave.value(time, tstep, tstop, before)
+    def __init__(self, system, tstep: float, tstop: float):
+        self.b = system.b
+        self.tstep, self.tstop = tstep, tstop
+        self.held = np.array([signal.dc for signal in system.inputs], dtype=float)
+        self.waves = [(k, signal.waveform) for k, signal in enumerate(system.inputs)
+                      if signal.waveform is not None]
+        self._last: tuple[float, bool, np.ndarray] | None = None
+
+    def inputs(self, time: float, before: bool = False) -> np.ndarray:
+        if self._last is not None and self._last[:2] == (time, before):
+            return self._last[2]
+        u = self.held.copy()
+        for k, wave in self.waves:
+            u[k] = wave.value(time, self.tstep, self.tstop, before)
+        self._last = (time, before, u)
         return u
 
-    return inputs
-
-
-def _drive(system, tstep: float, tstop: float):
-    """``(time, before) -> B u``."""
-    inputs = _inputs(system, tstep, tstop)
-    return lambda time, before=False: system.b.product(inputs(time, before))
+    def __call__(self, time: float, before: bool = False) -> np.ndarray:
+        return self.b.product(self.inputs(time, before))
 
 
 def _breakpoints(system, tstep: float, tstop: float) -> np.ndarray:
