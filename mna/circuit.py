@@ -16,7 +16,7 @@ from mna.netlist.model import Card, SourceLocation
 if TYPE_CHECKING:
     from mna.diagnostics import Graph
     from mna.elements.base import Element
-    from mna.netlist.requests import Fourier, Measure, Request, Sweep
+    from mna.netlist.requests import Fourier, Measure, MonteCarlo, Request, Sweep
 
 Method = Literal["be", "trap", "gear2", "fe"]
 StepControl = Literal["adaptive", "fixed"]
@@ -66,6 +66,7 @@ class Options:
     maxpoints: int = 10_000_000   # rows of a table an analysis may produce
     temp: float = 27.0       # °C: the circuit's temperature (.temp), SPICE's default
     tnom: float = 27.0       # °C: where model parameters were measured
+    workers: int = 0         # processes running .step and .mc points (0: every core)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class Circuit:
     nodeset: dict[OutputName, Value] = field(default_factory=dict)
     analyses: tuple[Request, ...] = ()
     steps: tuple[Sweep, ...] = ()
+    montecarlo: MonteCarlo | None = None
     measures: tuple[Measure, ...] = ()
     fouriers: tuple[Fourier, ...] = ()
     saves: tuple[OutputName, ...] = ()

@@ -78,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="integration method (overrides .options method=)")
     run.add_argument("--interp", action="store_true",
                      help="transient tables on the tstep grid (as .options interp)")
+    run.add_argument("--workers", type=_count, metavar="N",
+                     help="processes running .step and .mc points (default every core; 1: "
+                          "no pool; overrides .options workers=)")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="run .step and .mc points on a Dask cluster: tcp://HOST:PORT, or "
+                          "'local' for a LocalCluster of --workers processes (dask extra)")
 
     check = commands.add_parser("check", parents=[common],
                                 help="parse and elaborate without analysing")
@@ -89,6 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     ss.add_argument("--symbolic", action="store_true", help="keep .param names as symbols")
     ss.add_argument("--format", choices=("text", "json", "latex"), default="text")
     return parser
+
+
+def _count(text: str) -> int:
+    """A whole number of at least 0 (0: every core)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     except MnaError as error:
         print(f"{args.netlist}: error: {error}", file=sys.stderr)
         return EXIT_ANALYSIS
+    except ModuleNotFoundError as error:
+        if error.name not in ("distributed", "dask"):
+            raise
+        print(f"mna run: error: --scheduler needs Dask: pip install 'mna[dask]' ({error})",
+              file=sys.stderr)
+        return EXIT_USAGE
     except (KeyboardInterrupt, BrokenPipeError, SystemExit):
         raise
     except Exception as error:   # a bug: say so in one line, the traceback under -v
@@ -223,7 +242,9 @@ def _run(circuit, args) -> int:
     if not circuit.analyses:
         log.warning("%s: the netlist asks for no analysis (%s)", circuit.path,
                     ", ".join(Request.registry))
-    results = mna.run(circuit)
+    if circuit.montecarlo is not None:
+        return _run_samples(circuit, args)
+    results = mna.run(circuit, args.workers, args.scheduler)
     if not args.quiet:
         for result in results:
             print(result.summary())
@@ -236,4 +257,27 @@ def _run(circuit, args) -> int:
         if not args.quiet:
             for path in paths:
                 print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _run_samples(circuit, args) -> int:
+    """``.mc``: the tables streamed into -o DIR as the samples arrive (memory stays bounded),
+    the statistics of every output printed and written to ``mc_summary.csv``."""
+    from mna.analysis.sweep import Plan, run_points
+    from mna.tables import RunTables
+
+    plan = Plan.of(circuit)
+    tables = RunTables(plan, args.output, args.format or "csv")
+    try:
+        run_points(plan, tables, args.workers, args.scheduler)
+    except BaseException:
+        tables.close(keep=False)
+        raise
+    paths = tables.close()
+    if args.plot:
+        log.warning("--plot: no plots of .mc runs yet; the tables are in %s", args.output)
+    if not args.quiet:
+        print(tables.summary())
+        for path in paths:
+            print(f"wrote {path}")
     return EXIT_OK

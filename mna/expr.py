@@ -18,14 +18,11 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, NoReturn, TypeAlias
+from typing import Literal, NamedTuple, NoReturn, TypeAlias
 
 from mna.errors import NetlistError
 from mna.netlist.model import SourceLocation
 from mna.units import read_number
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +122,37 @@ FUNCTIONS: dict[str, Function] = {
                    lambda sp, c, a, b: _piecewise(sp, sp.Ne(c, 0), a, b)),
 }
 
+
+@dataclass(frozen=True)
+class Draw:
+    """A random function of SPICE: its arity, the law of its variate (standard normal, or
+    uniform on [-1, 1)) and its value from its arguments and that variate."""
+
+    arity: int
+    law: Literal["normal", "uniform"]
+    value: Callable[..., float]
+
+
+# ngspice's random functions; outside .mc each takes its nominal value (the first argument)
+DRAWS: dict[str, Draw] = {
+    "agauss": Draw(3, "normal", lambda nominal, absolute, sigma, z:
+                   nominal + absolute / sigma * z),
+    "gauss": Draw(3, "normal", lambda nominal, relative, sigma, z:
+                  nominal * (1 + relative / sigma * z)),
+    "aunif": Draw(2, "uniform", lambda nominal, absolute, u: nominal + absolute * u),
+    "unif": Draw(2, "uniform", lambda nominal, relative, u: nominal * (1 + relative * u)),
+    "limit": Draw(2, "uniform", lambda nominal, absolute, u:
+                  nominal + (absolute if u >= 0 else -absolute)),
+}
+
+
+def _nominal(nominal: float, *variation: float) -> float:
+    return nominal
+
+
+FUNCTIONS.update({name: Function(draw.arity, _nominal, lambda sp, nominal, *variation: nominal)
+                  for name, draw in DRAWS.items()})
+
 # operators: (precedence, name of their function); unary ones bind tighter than any binary
 BINARY = {"?": (0, "?"), "||": (1, "||"), "&&": (2, "&&"), "==": (3, "=="), "!=": (3, "!="),
           "<": (4, "<"), "<=": (4, "<="), ">": (4, ">"), ">=": (4, ">="),
@@ -203,17 +231,40 @@ class Expression:
 
     @property
     def is_constant(self) -> bool:
-        """Whether it reads nothing (a name, even ``pi``, may be a parameter's)."""
-        return all(step.code in ("number", "apply") for step in self.program)
+        """Whether it reads nothing (a name, even ``pi``, may be a parameter's) and draws
+        nothing (a random function has a new value in each Monte Carlo sample)."""
+        return all(step.code == "number" or step.code == "apply" and step.argument not in DRAWS
+                   for step in self.program)
 
     # -- evaluation ----------------------------------------------------------------------------
     def evaluate(self, values: Mapping[str, float], time: float | None = None,
                  probes: Mapping[Probe, float] | None = None) -> float:
         """Its value in floats, with parameters from `values` (constants where not given),
         and `time` and `probes` where it reads them."""
+        return self._run(self.program, values, time, probes)[0]
+
+    def draw(self, values: Mapping[str, float], variate: float) -> float:
+        """The value of a random function's call (``agauss(1k, 50, 1)``) at `variate`, a
+        number drawn from its law (`DRAWS`), with parameters from `values`."""
+        *arguments, call = self.program
+        try:
+            return _check(DRAWS[call.argument].value(*self._run(arguments, values), variate))
+        except (ArithmeticError, ValueError) as error:
+            self._fail(call, _reason(call.argument, self._run(arguments, values), error))
+
+    @property
+    def law(self) -> str | None:
+        """The law of the variate when the expression is a random function's call."""
+        last = self.program[-1]
+        return DRAWS[last.argument].law if last.code == "apply" and last.argument in DRAWS \
+            else None
+
+    def _run(self, program, values: Mapping[str, float], time: float | None = None,
+             probes: Mapping[Probe, float] | None = None) -> list[float]:
+        """The stack left by `program`, a program of this expression."""
         stack: list[float] = []
         push = stack.append
-        for step in self.program:
+        for step in program:
             code = step.code
             if code == "number":
                 push(step.argument)
@@ -239,7 +290,7 @@ class Expression:
             else:
                 what = "time" if code == "time" else f"{step.argument.kind}()"
                 self._fail(step, f"{what} has no value here")
-        return stack[0]
+        return stack
 
     def _fail(self, step: Instruction, message: str) -> NoReturn:
         raise NetlistError(message, self.location.shifted(step.offset))
@@ -318,6 +369,45 @@ class Expression:
 
 
 Value: TypeAlias = "float | Expression"
+
+
+class RandomCalls:
+    """The random function calls of a netlist, each made a parameter of its own (``agauss@1``:
+    a name no netlist can write) so that a Monte Carlo sample draws each call once: an
+    element's own call is its own draw, and the elements that read one ``.param`` share
+    its draw. `parameters` are in the order made, each reading only those before it."""
+
+    def __init__(self):
+        self.parameters: dict[str, Expression] = {}
+
+    def hoist(self, value: Value) -> Value:
+        """`value` with each random call replaced by the name of its new parameter."""
+        if not isinstance(value, Expression) or value.is_constant:
+            return value
+        program: list[Instruction] = []
+        starts: list[int] = []   # where each value on the stack began in `program`
+        for step in value.program:
+            if step.code != "apply":
+                starts.append(len(program))
+                program.append(step)
+                continue
+            arity = (FUNCTIONS.get(step.argument) or OPERATORS[step.argument]).arity
+            begins = starts[len(starts) - arity:]
+            del starts[len(starts) - arity:]
+            begin = begins[0] if begins else len(program)
+            starts.append(begin)
+            if step.argument not in DRAWS:
+                program.append(step)
+                continue
+            call = Expression((*program[begin:], step), value.text, value.location)
+            if call.uses_time or call.probes:
+                value._fail(step, f"{step.argument}() draws from parameter values, not from "
+                                  "time or probes")
+            name = f"{step.argument}@{len(self.parameters) + 1}"
+            self.parameters[name] = call
+            del program[begin:]
+            program.append(Instruction("name", name, step.offset))
+        return Expression(tuple(program), value.text, value.location)
 
 
 def _reason(name: str, arguments: list[float], error: Exception) -> str:

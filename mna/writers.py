@@ -60,12 +60,13 @@ def write_csv(columns: dict[str, np.ndarray], path: Path) -> None:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
         for start in range(0, rows, CSV_BLOCK):
-            writer.writerows(zip(*(_cells(values[start:start + CSV_BLOCK])
+            writer.writerows(zip(*(cells(values[start:start + CSV_BLOCK])
                                    for values in arrays)))
             bar.update(min(CSV_BLOCK, rows - start))
 
 
-def _cells(values: np.ndarray) -> list:
+def cells(values: np.ndarray) -> list:
+    """A column as CSV cells: NaN as an empty cell."""
     if values.dtype.kind == "f" and np.isnan(values).any():
         values = np.where(np.isnan(values), "", values.astype(object))
     return values.tolist()

@@ -1,45 +1,132 @@
-"""``.step param``: every analysis repeated over parameter values, tables stacked with the
-stepped parameters as leading columns."""
+"""``.step param`` and ``.mc``: every analysis repeated at each point (each combination of
+the stepped values, times each Monte Carlo sample), the points run by
+`mna.analysis.parallel`; tables stacked with leading columns ``sample``, the stepped
+parameters and the sampled ones."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mna.analysis import run_all
+from mna.analysis.montecarlo import sample_parameters, sampled_names
+from mna.analysis.parallel import cores, executor, gather
 from mna.errors import MnaError, in_context
-from mna.progress import progress
 from mna.results import Result
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from mna.circuit import Circuit
 
-def run_stepped(circuit) -> list[Result]:
-    """Every analysis at every combination of the ``.step`` values (first card outermost)."""
-    points = list(itertools.product(*(s.values() for s in circuit.steps)))
-    runs = []
-    with progress(len(points), "step", "point") as bar:
-        for point in points:
-            parameters = {**circuit.parameters,
-                          **{s.name: v for s, v in zip(circuit.steps, point)}}
-            stepped = dataclasses.replace(circuit, parameters=parameters)
-            try:
-                runs.append(run_all(stepped))
-            except MnaError as error:
-                where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, point))
-                raise in_context(error, f"at the step {where}") from None
-            bar.update()
-    names = [s.label for s in circuit.steps]
-    return [SteppedResult(names, points, [run[i] for run in runs])
+Point = tuple[tuple[float, ...], "int | None"]   # stepped values, Monte Carlo sample
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The points of a run and how one is performed: what each worker receives once.
+    `seed` is the Monte Carlo seed (chosen at random when the netlist gives none)."""
+
+    circuit: Circuit
+    seed: int | None
+
+    @classmethod
+    def of(cls, circuit: Circuit) -> Plan:
+        mc = circuit.montecarlo
+        if mc is None:
+            return cls(circuit, None)
+        seed = mc.seed if mc.seed is not None else int(
+            np.random.SeedSequence().generate_state(1)[0])
+        return cls(circuit, seed)
+
+    @property
+    def sampled(self) -> list[str]:
+        return sampled_names(self.circuit) if self.seed is not None else []
+
+    @property
+    def names(self) -> list[str]:
+        """The leading columns: ``sample``, each stepped parameter, each sampled one."""
+        spelled = self.circuit.parameter_names
+        return ([*(["sample"] if self.seed is not None else []),
+                 *(s.label for s in self.circuit.steps),
+                 *(spelled[name] for name in self.sampled)])
+
+    def group(self, leading: tuple[float, ...]) -> tuple[float, ...]:
+        """The stepped values among a point's leading values: what its sample is one of."""
+        start = int(self.seed is not None)
+        return leading[start:start + len(self.circuit.steps)]
+
+    def points(self) -> list[Point]:
+        stepped = list(itertools.product(*(s.values() for s in self.circuit.steps)))
+        mc = self.circuit.montecarlo
+        samples = range(mc.count) if mc is not None else [None]
+        return list(itertools.product(stepped, samples))
+
+    def __call__(self, point: Point) -> tuple[tuple[float, ...], list[Result]]:
+        """The leading values and the results of every analysis at `point`."""
+        values, sample = point
+        circuit = self.circuit
+        fixed = {s.name: v for s, v in zip(circuit.steps, values)}
+        try:
+            if sample is None:
+                parameters, drawn = {**circuit.parameters, **fixed}, ()
+            else:
+                parameters, known = sample_parameters(circuit, fixed, self.seed, sample)
+                drawn = tuple(known[name] for name in self.sampled)
+            results = run_all(dataclasses.replace(circuit, parameters=parameters))
+        except MnaError as error:
+            where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, values))
+            if sample is not None:
+                where = f"sample {sample} of seed {self.seed}" + (f", {where}" if where else "")
+            raise in_context(error, f"at the step {where}" if sample is None
+                             else f"in {where}") from None
+        leading = (*(() if sample is None else (sample,)), *values, *drawn)
+        return leading, results
+
+
+def run_points(plan: Plan, consume: Callable[[tuple[float, ...], list[Result]], None],
+               workers: int | None = None, scheduler: object = None) -> None:
+    """Every point of `plan` on `workers` processes (default ``.options workers``, 0 every
+    core) or a Dask `scheduler`; `consume(leading, results)` gets each point's outputs in
+    order as they arrive."""
+    points = plan.points()
+    workers = plan.circuit.options.workers if workers is None else workers
+    workers = min(workers or cores(), len(points))   # no idle processes for a short run
+    with executor(plan, workers, scheduler) as (pool, token, slots):
+        gather(pool, token, slots, points, lambda output: consume(*output),
+               "sample" if plan.seed is not None else "step")
+
+
+def run_stepped(circuit: Circuit, workers: int | None = None,
+                scheduler: object = None) -> list[Result]:
+    """Every analysis at every point, each analysis's tables stacked in memory."""
+    points: list[tuple[float, ...]] = []
+    runs: list[list[Result]] = []
+
+    def keep(leading: tuple[float, ...], results: list[Result]) -> None:
+        points.append(leading)
+        runs.append(results)
+
+    plan = Plan.of(circuit)
+    run_points(plan, keep, workers, scheduler)
+    return [SteppedResult(plan.names, points, [run[i] for run in runs])
             for i in range(len(runs[0]))]
 
 
+def stacked(names: list[str], leading: tuple[float, ...],
+            table: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """`table` after a column per leading value."""
+    rows = len(next(iter(table.values()))) if table else 0
+    return {**{name: np.full(rows, value) for name, value in zip(names, leading)}, **table}
+
+
 class SteppedResult(Result):
-    """The tables of one analysis at every step point, stacked with leading parameter columns."""
+    """The tables of one analysis at every point, stacked with leading parameter columns."""
 
     def __init__(self, names: list[str], points: list[tuple[float, ...]], results: list[Result]):
         self.kind = results[0].kind
@@ -48,13 +135,13 @@ class SteppedResult(Result):
         self.results = results
 
     def table(self) -> dict[str, np.ndarray]:
-        """The step points' tables one below the other, after a column per parameter."""
-        tables = [result.table() for result in self.results]
-        lengths = [len(next(iter(table.values()))) for table in tables]
-        leading = {name: np.repeat([point[i] for point in self.points], lengths)
-                   for i, name in enumerate(self.names)}
-        return {**leading, **{name: np.concatenate([table[name] for table in tables])
-                              for name in tables[0]}}
+        """The points' tables one below the other, after a column per parameter."""
+        tables = [stacked(self.names, point, result.table())
+                  for point, result in zip(self.points, self.results)]
+        return {name: np.concatenate([table[name] for table in tables]) for name in tables[0]}
+
+    def column_units(self) -> dict[str, str]:
+        return {**{n: "" for n in self.names}, **self.results[0].column_units()}
 
     def to_dataframe(self) -> pd.DataFrame:
         frame = super().to_dataframe()

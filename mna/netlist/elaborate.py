@@ -19,7 +19,7 @@ from mna.diagnostics import Graph, check_source_topology
 from mna.domains import Domain
 from mna.elements import Element
 from mna.errors import NetlistError
-from mna.expr import CONSTANTS, Expression, UserFunction, Value, parse_expression
+from mna.expr import CONSTANTS, Expression, RandomCalls, UserFunction, Value, parse_expression
 from mna.netlist.fields import (
     GROUND,
     FieldReader,
@@ -33,6 +33,7 @@ from mna.netlist.requests import (
     STEP_USAGE,
     Fourier,
     Measure,
+    MonteCarlo,
     Request,
     Sweep,
     check_count,
@@ -87,6 +88,8 @@ class _Elaborator:
         self.steps: list[Sweep] = []
         self.measures: list[Measure] = []
         self.fouriers: list[Fourier] = []
+        self.montecarlo: MonteCarlo | None = None
+        self.random = RandomCalls()
 
     def run(self) -> Circuit:
         top = self._split(self.netlist.cards)
@@ -96,8 +99,9 @@ class _Elaborator:
         parameters = self._parameters([c for c in top if c.key == ".param"], functions)
         self.nominal: dict[str, float] | None = None   # evaluated for the first .if
         self.parameters = parameters
-        scope = self.top_scope = Scope(known=frozenset(parameters), functions=functions,
-                                       globals=globals_)
+        scope = self.top_scope = Scope(known=frozenset(self.parameter_names),
+                                       functions=functions, globals=globals_,
+                                       random=self.random)
         self._cards(top, scope, depth=0)
         nodes = self._domains()
         circuit = Circuit(
@@ -106,7 +110,7 @@ class _Elaborator:
             nodes=nodes,
             elements=tuple(self.elements),
             graph=Graph(nodes, self.elements),
-            parameters=parameters,
+            parameters={**parameters, **self.random.parameters},
             parameter_names=self.parameter_names,
             models=self.models,
             options=self.options,
@@ -114,6 +118,7 @@ class _Elaborator:
             nodeset=self.nodeset,
             analyses=tuple(self.analyses),
             steps=tuple(self.steps),
+            montecarlo=self.montecarlo,
             measures=tuple(self.measures),
             fouriers=tuple(self.fouriers),
             saves=tuple(self.saves),
@@ -186,7 +191,8 @@ class _Elaborator:
         return functions
 
     def _parameters(self, cards: list[Card], functions) -> dict[str, Value]:
-        """Top-level ``.param`` values in dependency order; a cycle is an error naming it."""
+        """Top-level ``.param`` values in dependency order, with the parameters of their
+        random calls; a cycle is an error naming it."""
         parsed: dict[str, tuple[Assign, Expression]] = {}
         for card in cards:
             for item in card.options:
@@ -195,11 +201,14 @@ class _Elaborator:
                     value.text, value.location, functions=functions))
             if card.fields:
                 raise NetlistError("expected name=value in .param", card.place(0))
+        expressions = {name: self.random.hoist(expression)
+                       for name, (_, expression) in parsed.items()}
+        expressions.update(self.random.parameters)
         graph = {}
-        for name, (_, expression) in parsed.items():
+        for name, expression in expressions.items():
             used = set()
             for key, location in expression.names.items():
-                if key in parsed:
+                if key in expressions:
                     used.add(key)
                 elif key not in CONSTANTS:
                     raise NetlistError(f"undefined parameter '{key}'", location)
@@ -210,8 +219,8 @@ class _Elaborator:
             names = cycle.args[1]
             raise NetlistError("parameter cycle: " + " -> ".join(names),
                                parsed[names[0]][0].location) from None
-        self.parameter_names = {name: parsed[name][0].name for name in order}
-        return {name: _folded(parsed[name][1]) for name in order}
+        self.parameter_names = {name: parsed[name][0].name for name in order if name in parsed}
+        return {name: _folded(expressions[name]) for name in order}
 
     def _cards(self, cards, scope: Scope, depth: int) -> None:
         """Every card of `cards` in `scope`, the blocks of ``.if`` decided."""
@@ -253,6 +262,9 @@ class _Elaborator:
             return expression != 0
         if self.nominal is None:
             self.nominal = _nominal(self.parameters)
+        for name, call in self.random.parameters.items():   # calls in instances met so far
+            if name not in self.nominal:
+                self.nominal[name] = call.evaluate(self.nominal)
         return expression.evaluate(self.nominal) != 0
 
     def _card(self, card: Card, scope: Scope, depth: int) -> None:
@@ -282,6 +294,12 @@ class _Elaborator:
             self.fouriers.append(Fourier.from_fields(self._reader(card, scope, Fourier.usage)))
         elif key == ".step":
             self.steps.append(read_step(self._reader(card, scope, STEP_USAGE)))
+        elif key == ".mc":
+            if self.montecarlo is not None:
+                raise NetlistError(f".mc is already asked for on line "
+                                   f"{self.montecarlo.location.line}", card.location)
+            self.montecarlo = MonteCarlo.from_fields(self._reader(card, scope,
+                                                                  MonteCarlo.usage))
         elif key == ".temp":
             self._temperature(card)
         elif key in SKIPPED_CARDS:
@@ -346,7 +364,7 @@ class _Elaborator:
                                    assign.location)
         inner = Scope(prefix=scope.prefix + card.head + ".", nodes=node_map,
                       substitutions=dict(scope.substitutions), known=scope.known,
-                      functions=scope.functions, globals=scope.globals)
+                      functions=scope.functions, globals=scope.globals, random=scope.random)
         for default in sub.defaults:
             key = default.name.lower()
             if key in overrides:

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from typing import Literal, NoReturn
 
 from mna.errors import NetlistError
-from mna.expr import Expression, Instruction, Probe, UserFunction, Value, parse_expression
+from mna.expr import (
+    Expression,
+    Instruction,
+    Probe,
+    RandomCalls,
+    UserFunction,
+    Value,
+    parse_expression,
+)
 from mna.netlist.model import Assign, Braced, Call, Card, Field, SourceLocation, field_text
 from mna.units import number, read_number
 
@@ -28,7 +36,8 @@ class Scope:
     """Where a card stands: top level, or inside instance ``X1`` of a subcircuit.
 
     `substitutions` are the values of the instance's parameters; `known` every parameter
-    name an expression may read; `globals` the ``.global`` nodes, the same in every instance.
+    name an expression may read; `globals` the ``.global`` nodes, the same in every instance;
+    `random` collects the random function calls, one parameter per call in each instance.
     """
 
     prefix: str = ""
@@ -37,6 +46,7 @@ class Scope:
     known: frozenset[str] = frozenset()
     functions: Mapping[str, UserFunction] = field(default_factory=dict)
     globals: frozenset[str] = frozenset()
+    random: RandomCalls | None = None
 
     def node(self, word: str) -> str:
         """The circuit's key of the node named `word` here."""
@@ -63,8 +73,9 @@ class Scope:
 
     def value(self, expression: Expression) -> Value:
         """`expression` with this instance's parameters put in (a float when that leaves it
-        nothing to read)."""
-        return expression.substitute(self.substitutions)
+        nothing to read), each random call made a parameter of its own."""
+        value = expression.substitute(self.substitutions)
+        return value if self.random is None else self.random.hoist(value)
 
 
 class FieldReader:

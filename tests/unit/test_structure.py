@@ -26,7 +26,7 @@ STAGES = [
     ("mna.fast", "mna.fast.*", "mna.linalg"),
     ("mna.results",),
     ("mna.analysis", "mna.analysis.*"),
-    ("mna.writers", "mna.plots"),
+    ("mna.writers", "mna.plots", "mna.tables"),
     ("mna", "mna.cli", "mna.__main__"),
 ]
 

@@ -1,0 +1,47 @@
+"""Points on a Dask cluster (the ``dask`` extra): the client's ``concurrent.futures``
+executor, so that `mna.analysis.parallel.gather` serves it as it serves a local pool, and a
+worker plugin that puts the job on every worker once, workers that join later included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+from distributed import Client, LocalCluster, WorkerPlugin
+
+from mna.analysis.parallel import install, uninstall
+
+
+class _Install(WorkerPlugin):
+    """Holds the job; each worker keeps it under its token when the plugin is set up."""
+
+    def __init__(self, token: str, job):
+        self.token = token
+        self.job = job
+
+    def setup(self, worker) -> None:
+        install(self.token, self.job)
+
+    def teardown(self, worker) -> None:
+        uninstall(self.token)
+
+
+@contextmanager
+def dask_executor(token: str, job, scheduler, workers: int) -> Iterator[tuple[object, int]]:
+    """The executor of `scheduler` (a ``Client``, its address, or ``"local"`` for a
+    ``LocalCluster`` of `workers` single-threaded processes, closed on exit) with `job` on
+    every worker, and the number of threads the cluster runs tasks on."""
+    with ExitStack() as stack:
+        if isinstance(scheduler, Client):
+            client = scheduler
+        elif scheduler == "local":
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True,
+                dashboard_address=None))
+            client = stack.enter_context(Client(cluster))
+        else:
+            client = stack.enter_context(Client(scheduler))
+        name = f"mna-{token}"
+        client.register_plugin(_Install(token, job), name=name)
+        stack.callback(client.unregister_worker_plugin, name)
+        yield client.get_executor(pure=False), max(1, sum(client.nthreads().values()))

@@ -1,0 +1,155 @@
+"""``.mc`` and the random functions: draws as SPICE defines them, sample k of a seed the same
+whatever runs it (one process, a pool, a Dask cluster), statistics against first-order
+propagation of the tolerance."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mna
+from mna.cli import main
+
+SAMPLES = 2000
+R, SIGMA_R, C = 1e3, 50.0, 1e-6
+# |H| = 1/sqrt(2) at f3 = 1/(2 pi R C); 10 Hz between frequencies puts the linear
+# interpolation of .meas within 0.1 Hz of it, below the 0.18 Hz sampling error of the mean
+RC_LOWPASS = f"""rc low-pass
+V1 in 0 AC 1
+R1 in out {{agauss({R:g}, {SIGMA_R:g}, 1)}}
+C1 out 0 {C:g}
+.ac lin 16 100 250
+.meas ac f3 WHEN V(out)=0.70710678
+.mc {SAMPLES} seed=2024
+"""
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    """The reference run: one worker, no pool."""
+    return mna.monte_carlo(mna.read_string(RC_LOWPASS), workers=1)
+
+
+def test_3db_frequency_follows_first_order_propagation(in_process):
+    f3 = in_process["meas"].query("name == 'f3'")["value"].to_numpy()
+    assert len(f3) == SAMPLES and np.isfinite(f3).all()
+    f0 = 1 / (2 * np.pi * R * C)
+    spread = f0 * SIGMA_R / R                       # |df/dR| sigma_R
+    mean_error = spread / np.sqrt(SAMPLES)
+    std_error = spread / np.sqrt(2 * (SAMPLES - 1))
+    assert abs(f3.mean() - f0) < 4 * mean_error
+    assert abs(f3.std(ddof=1) - spread) < 4 * std_error
+    summary = in_process["mc_summary"].query("analysis == 'meas' and output == 'f3'")
+    assert summary["mean"].item() == pytest.approx(f3.mean(), rel=1e-12)
+    assert summary["q50"].item() == pytest.approx(np.median(f3), rel=1e-12)
+
+
+def test_two_workers_give_bit_identical_tables(in_process):
+    pooled = mna.monte_carlo(mna.read_string(RC_LOWPASS), workers=2)
+    for stem in ("ac", "meas", "mc_summary"):
+        pd.testing.assert_frame_equal(pooled[stem], in_process[stem], check_exact=True)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason="the dask extra is not installed")
+def test_a_dask_cluster_gives_bit_identical_tables(in_process):
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        clustered = mna.monte_carlo(mna.read_string(RC_LOWPASS), client=client)
+    for stem in ("ac", "meas", "mc_summary"):
+        pd.testing.assert_frame_equal(clustered[stem], in_process[stem], check_exact=True)
+
+
+DRAWS = """draws
+.param shared=agauss(1k, 100, 1)
+I1 0 a 1m
+R1 a 0 {agauss(1k, 100, 1)}
+I2 0 b 1m
+R2 b 0 {agauss(1k, 100, 1)}
+I3 0 c 1m
+R3 c 0 {shared}
+I4 0 d 1m
+R4 d 0 {shared}
+I5 0 e 1m
+R5 e 0 {unif(1k, 0.1)}
+I6 0 f 1m
+R6 f 0 {limit(1k, 100)}
+.save V(a) V(b) V(c) V(d) V(e) V(f)
+.op
+"""
+
+
+def _values(frame: pd.DataFrame, name: str) -> np.ndarray:
+    return frame[frame["name"] == name]["value"].to_numpy()
+
+
+def test_outside_mc_random_functions_take_their_nominal_value():
+    op = mna.operating_point(mna.read_string(DRAWS))
+    assert [op[f"V({n})"] for n in "abcdef"] == [1.0] * 6
+
+
+def test_each_call_draws_on_its_own_and_a_parameter_once():
+    tables = mna.monte_carlo(mna.read_string(DRAWS), 400, seed=5, workers=1)
+    op = tables["op"]
+    a, b, c, d, e, f = (_values(op, f"V({n})") for n in "abcdef")
+    assert np.corrcoef(a, b)[0, 1] < 0.2 and not np.array_equal(a, b)
+    np.testing.assert_array_equal(c, d)
+    assert np.allclose(op[op["name"] == "V(c)"]["shared"], c * 1e3, rtol=1e-12)
+    assert e.min() >= 0.9 and e.max() < 1.1 and e.std() > 0.05   # uniform over +-10 %
+    assert set(np.round(f, 12)) == {0.9, 1.1}
+    assert abs(a.std() - 0.1) < 4 * 0.1 / np.sqrt(2 * 399)
+
+
+def test_sample_k_does_not_depend_on_how_many_samples_run():
+    circuit = mna.read_string(DRAWS)
+    few = mna.monte_carlo(circuit, 3, seed=9, workers=1)["op"]
+    many = mna.monte_carlo(circuit, 8, seed=9, workers=1)["op"]
+    pd.testing.assert_frame_equal(many[many["sample"] < 3], few, check_exact=True)
+
+
+def test_a_step_runs_each_sample_at_each_point():
+    netlist = DRAWS.replace(".op", ".param g=1\n.step param g list 1 2\n.op")
+    op = mna.monte_carlo(mna.read_string(netlist), 3, seed=1, workers=2)["op"]
+    assert list(op.columns[:3]) == ["sample", "g", "shared"]
+    assert sorted(set(zip(op["g"], op["sample"]))) == [(g, k) for g in (1, 2) for k in range(3)]
+
+
+def test_the_command_streams_tables_and_writes_the_summary(tmp_path, capsys):
+    netlist = tmp_path / "rc.net"
+    netlist.write_text(RC_LOWPASS.replace(f".mc {SAMPLES}", ".mc 30"))
+    out = tmp_path / "out"
+    assert main(["run", str(netlist), "-o", str(out), "--workers", "2"]) == 0
+    assert "Monte Carlo: 30 samples, seed=2024" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ["ac.csv", "mc_summary.csv", "meas.csv"]
+    meas = pd.read_csv(out / "meas.csv")
+    assert list(meas.columns) == ["sample", "name", "value", "unit"]
+    assert meas["sample"].tolist() == list(range(30))
+    summary = pd.read_csv(out / "mc_summary.csv")
+    row = summary[summary["output"] == "f3"]
+    assert row["mean"].item() == pytest.approx(meas["value"].mean(), rel=1e-12)
+    assert row["samples"].item() == 30
+
+
+@pytest.mark.parametrize("card, message, line", [
+    (".mc 0", "number of samples must be a whole number of at least 1", 17),
+    (".mc 2.5", "number of samples must be a whole number", 17),
+    (".mc 10 seed=-1", "seed must be a whole number of at least 0", 17),
+    (".mc 10 runs=3", "unknown parameter 'runs='", 17),
+    (".mc 10\n.mc 20", r".mc is already asked for on line 17", 18),
+])
+def test_bad_mc_cards_are_located_errors(card, message, line):
+    netlist = DRAWS.replace(".op", ".op\n" + card)
+    with pytest.raises(mna.NetlistError, match=message) as caught:
+        mna.read_string(netlist)
+    assert caught.value.location.line == line
+
+
+def test_a_random_call_cannot_read_time():
+    with pytest.raises(mna.NetlistError, match="draws from parameter values") as caught:
+        mna.read_string("t\nV1 a 0 1\nB1 b 0 V={agauss(time, 1, 1)}\nR1 b 0 1\n.op\n")
+    assert caught.value.location.line == 3
