@@ -161,12 +161,14 @@ class Circuit:
         if output.kind == "E":
             return output.expression.text
         if output.kind == "V":
-            return f"V({','.join(self.node_name(k) for k in output.keys)})"
-        return f"I({self.elements_by_key[output.keys[0]].name})"
+            return f"V{output.part}({','.join(self.node_name(k) for k in output.keys)})"
+        return f"I{output.part}({self.elements_by_key[output.keys[0]].name})"
 
     def unit(self, output: OutputName) -> str:
         if output.kind == "E":
             return ""
+        if output.part in ("DB", "P"):
+            return "dB" if output.part == "DB" else "rad"
         if output.kind == "V":
             node = next((k for k in output.keys if k != GROUND), None)
             return across_unit(self.domain_of(node)) if node else "V"

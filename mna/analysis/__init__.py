@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from mna.netlist.fields import OutputName
 from mna.results import Selected
 
@@ -45,14 +47,29 @@ def _computed(request: Request, circuit: Circuit) -> Result:
 
 def _asked(result: Result, circuit: Circuit) -> Result:
     """`result` with the outputs asked for, expressions computed from their probes."""
-    if result.kind in ("ss", "pz") or not (
-            circuit.measures or circuit.fouriers or any(o.kind == "E" for o in circuit.saves)):
+    if result.kind in ("ss", "pz") or not (circuit.measures or circuit.fouriers or any(
+            o.kind == "E" or o.part for o in circuit.saves)):
         return result
     return result.select([_selected(circuit, output) for output in circuit.outputs()])
 
 
+def part_of(values, part: str):
+    """SPICE's `part` (``M``, ``DB``, ``P``, ``R``, ``I``; ``""``: all) of a probe's values,
+    phasors or real numbers."""
+    if not part:
+        return values
+    if part == "DB":
+        with np.errstate(divide="ignore"):
+            return 20 * np.log10(np.abs(values))
+    return {"M": np.abs, "P": np.angle, "R": np.real, "I": np.imag}[part](values)
+
+
 def _selected(circuit: Circuit, output) -> Selected:
     name = circuit.label(output)
+    if output.part:
+        probe = circuit.label(output.probes()[0])
+        return Selected(name, circuit.unit(output),
+                        lambda point: part_of(point[probe], output.part))
     if output.kind != "E":
         return Selected(name, circuit.unit(output), lambda point: point[name])
     labels = {probe: circuit.label(OutputName(probe.kind, probe.names))

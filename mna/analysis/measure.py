@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mna.analysis import part_of
 from mna.errors import NetlistError
 from mna.netlist.requests import Crossing, Measure
 from mna.results import Result
@@ -94,6 +95,8 @@ def _table(results: list[Result], kind: str, what: str,
 def _values(circuit, table: dict[str, np.ndarray], output) -> np.ndarray:
     """The quantity along the table (a probe's column, or an expression of them);
     magnitudes of phasors."""
+    if output.part:
+        return np.asarray(part_of(table[circuit.label(output.probes()[0])], output.part), float)
     if output.kind != "E":
         values = table[circuit.label(output)]
     else:

@@ -215,31 +215,42 @@ def assignment(item: Field, location: SourceLocation) -> Assign:
     return item
 
 
+# SPICE's parts of a probe (``VDB(out)``, ``IP(R1)``): of a phasor in .ac, of a real value
+# elsewhere (magnitude, decibels, phase in radians, real and imaginary parts)
+PARTS = ("M", "DB", "P", "R", "I")
+
+
 @dataclass(frozen=True)
 class OutputName:
-    """A requested output: ``V(n)``, ``V(a,b)`` or ``I(name)`` with keys as in the circuit,
-    or (kind ``E``) an expression of such probes, computed from their values."""
+    """A requested output: ``V(n)``, ``V(a,b)`` or ``I(name)`` with keys as in the circuit
+    (`part`: one of `PARTS` of it, as in ``VDB(out)``), or (kind ``E``) an expression of such
+    probes, computed from their values."""
 
     kind: Literal["V", "I", "E"]
     keys: tuple[str, ...]
     location: SourceLocation | None = None
     expression: Expression | None = None
+    part: str = ""
 
     def probes(self) -> tuple[OutputName, ...]:
-        """The outputs an expression reads (the output itself for a probe)."""
+        """The probes an output reads: itself, the whole of the probe it takes a part of, or
+        those of its expression."""
         if self.expression is None:
-            return (self,)
+            return (OutputName(self.kind, self.keys, self.location),) if self.part else (self,)
         return tuple(OutputName(probe.kind, probe.names, place)
                      for probe, place in self.expression.probes.items())
 
 
 def output_name(call: Call, scope: Scope) -> OutputName:
-    """``V(n)``, ``V(a,b)`` or ``I(name)`` written in `scope` as an `OutputName`."""
-    kind = call.name.upper()
-    if call.args and all(isinstance(a, str) for a in call.args):
+    """``V(n)``, ``V(a,b)`` or ``I(name)``, or a part of one (``VDB(out)``), written in
+    `scope` as an `OutputName`."""
+    kind, part = call.name.upper()[:1], call.name.upper()[1:]
+    if call.args and all(isinstance(a, str) for a in call.args) and part in ("", *PARTS):
         if kind == "V" and len(call.args) <= 2:
-            return OutputName("V", tuple(scope.node(a) for a in call.args), call.location)
+            return OutputName("V", tuple(scope.node(a) for a in call.args), call.location,
+                              part=part)
         if kind == "I" and len(call.args) == 1:
-            return OutputName("I", (scope.name(call.args[0]).lower(),), call.location)
-    raise NetlistError(f"expected V(node), V(a,b) or I(element), found '{field_text(call)}'",
-                       call.location)
+            return OutputName("I", (scope.name(call.args[0]).lower(),), call.location,
+                              part=part)
+    raise NetlistError(f"expected V(node), V(a,b) or I(element) (or a part of one: VM, VDB, "
+                       f"VP, VR, VI), found '{field_text(call)}'", call.location)

@@ -172,3 +172,36 @@ C1 b 0 1u
     ours = np.interp(reference["time"], result["time"], result["V(a)-V(b)"])
     theirs = reference["V(a)"] - reference["V(b)"]
     assert np.max(np.abs(ours - theirs)) < 1e-3 * np.ptp(theirs)
+
+
+def test_parts_of_probes(ngspice):
+    text = """parts of phasors
+V1 in 0 DC 2 AC 1
+R1 in out 1k
+C1 out 0 1u
+.ac dec 5 10 10k
+.print ac vdb(out) vp(out) vm(out) vr(out) vi(out) im(C1) v(out)
+.meas ac gain find vdb(out) at=1k
+"""
+    result, measured = mna.run(mna.read_string(text))
+    w = 2 * np.pi * result["frequency"]
+    exact = 1 / (1 + 1j * w * 1e-3)
+    assert result["VDB(out)"] == pytest.approx(20 * np.log10(np.abs(exact)), rel=1e-12)
+    assert result["VP(out)"] == pytest.approx(np.angle(exact), rel=1e-12)   # radians
+    assert result["VM(out)"] == pytest.approx(np.abs(exact), rel=1e-12)
+    assert result["VR(out)"] + 1j * result["VI(out)"] == pytest.approx(exact, rel=1e-12)
+    assert result["IM(C1)"] == pytest.approx(np.abs(1j * w * 1e-6 * exact), rel=1e-12)
+    assert result.units["VDB(out)"] == "dB" and result.units["VP(out)"] == "rad"
+    reference = ngspice.run(text)["ac"].data
+    assert np.allclose(result["V(out)"], reference["V(out)"], rtol=1e-9)
+    # between the sweep's points .meas interpolates, as ngspice does
+    k = int(np.searchsorted(result["frequency"], 1e3))
+    assert measured["gain"] == pytest.approx(result["VDB(out)"][k], rel=1e-9)
+    (op,) = mna.run(mna.read_string(text.split(".ac")[0] + ".op\n.save vdb(out) vp(out)\n"))
+    assert op["VDB(out)"] == pytest.approx(20 * np.log10(2)) and op["VP(out)"] == 0
+
+
+def test_a_part_of_something_else_is_refused():
+    with pytest.raises(mna.NetlistError, match="found 'vq\\(out\\)'") as info:
+        mna.read_string("t\nV1 out 0 1\nR1 out 0 1\n.save vq(out)\n.op\n")
+    assert (info.value.location.line, info.value.location.column) == (4, 7)
