@@ -51,7 +51,8 @@ UNSUPPORTED_CARDS = {".noise": "noise analysis", ".sp": "S-parameter analysis",
                      "(use .ss ... tf)", ".hb": "harmonic balance"}
 UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmission lines",
                         "O": "lossy transmission lines", "U": "RC lines",
-                        "Y": "transmission lines", "P": "coupled lines", "N": "OSDI devices"}
+                        "Y": "transmission lines", "P": "coupled lines", "N": "OSDI devices",
+                        "J": "JFETs", "Z": "MESFETs"}
 OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")

@@ -205,3 +205,22 @@ def test_a_part_of_something_else_is_refused():
     with pytest.raises(mna.NetlistError, match="found 'vq\\(out\\)'") as info:
         mna.read_string("t\nV1 out 0 1\nR1 out 0 1\n.save vq(out)\n.op\n")
     assert (info.value.location.line, info.value.location.column) == (4, 7)
+
+
+@pytest.mark.parametrize("line, named", [
+    ("A1 in out amod", "XSPICE code-model devices"),
+    ("T1 in 0 out 0 Z0=50 TD=1n", "lossless transmission lines"),
+    ("O1 in 0 out 0 lossy", "lossy transmission lines"),
+    ("U1 in out 0 urc", "RC lines"),
+    ("J1 out in 0 jmod", "JFETs"),
+    ("Z1 out in 0 zmod", "MESFETs"),
+    (".noise V(out) V1 dec 10 1 1k", "noise analysis"),
+    (".sens V(out)", "sensitivity analysis"),
+    (".sp dec 10 1 1k", "S-parameter analysis"),
+    (".disto dec 10 1 1k", "distortion analysis"),
+])
+def test_what_mna_does_not_model_is_a_located_refusal(line, named):
+    text = f"t\nV1 in 0 DC 1 AC 1\nR1 in out 1k\nR2 out 0 1k\n{line}\n.op\n"
+    with pytest.raises(mna.NetlistError, match=f"{named} (is|are) not supported by mna") as info:
+        mna.read_string(text)
+    assert (info.value.location.line, info.value.location.column) == (5, 1)
