@@ -227,6 +227,8 @@ def _make_plot(header: dict[str, str], names: list[str], values: list[str], poin
     if not is_complex:
         return Plot(header["Plotname"], names, pd.DataFrame(table, columns=names))
     data = pd.DataFrame(table[:, 0::2] + 1j * table[:, 1::2], columns=names)
-    # The scale (frequency) is real; ngspice 39 leaves junk in its imaginary part.
-    data[names[0]] = table[:, 0]
+    # The scale (frequency) is real; ngspice 39 leaves junk in its imaginary part.  (A
+    # pole-zero plot has no scale: its first variable is a pole.)
+    if names[0] == "frequency":
+        data[names[0]] = table[:, 0]
     return Plot(header["Plotname"], names, data)

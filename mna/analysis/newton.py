@@ -110,10 +110,11 @@ class Newton:
             if iterations is not None:
                 x = x_next
                 continue
-            small = np.abs(step) <= (options.reltol * np.maximum(np.abs(x), np.abs(x_next))
-                                     + self.update_tolerance)
-            terms = magnitude @ np.abs(x) + np.abs(flows) + np.abs(b)
-            balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
+            with np.errstate(over="ignore"):   # values near the float limit: inf terms
+                small = np.abs(step) <= (options.reltol * np.maximum(np.abs(x), np.abs(x_next))
+                                         + self.update_tolerance)
+                terms = magnitude @ np.abs(x) + np.abs(flows) + np.abs(b)
+                balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
             x = x_next
             if small.all() and balanced.all() and not limited:
                 return x

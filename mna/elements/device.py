@@ -112,3 +112,9 @@ def parameters(instances: list[Instance], *names: str) -> list[np.ndarray]:
     """Each named parameter of every instance, as one array per name."""
     return [np.array([instance.parameters[name] for instance in instances], dtype=float)
             for name in names]
+
+
+def outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per instance k: the outer product ``a[k] b[k]^T`` (a Jacobian block from a current's
+    direction and its gradient)."""
+    return a[:, :, None] * b[:, None, :]

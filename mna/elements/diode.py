@@ -25,6 +25,7 @@ BOLTZMANN_OVER_CHARGE = BOLTZMANN / CHARGE   # V/K
 CELSIUS = 273.15             # K at 0 °C
 NOMINAL_TEMPERATURE = 27.0 + CELSIUS   # K, SPICE's REFTEMP and default TNOM
 EXPONENT_LIMIT = 700.0   # exp() of more overflows: the current is held there
+_HUGE = np.finfo(float).max
 
 DEFAULTS = {"is": 1e-14, "n": 1.0, "rs": 0.0, "cjo": 0.0, "vj": 1.0, "m": 0.5, "tt": 0.0,
             "bv": math.inf, "ibv": 1e-3, "nbv": None, "fc": 0.5, "eg": 1.11, "xti": 3.0,
@@ -81,16 +82,18 @@ def junction_limit(new: np.ndarray, old: np.ndarray, vte, critical) -> np.ndarra
     logarithmically, a reverse one at most to ``2 old - 1`` (``-old - 1`` from forward bias).
     Returns `new` itself when nothing is limited."""
     old = np.asarray(old, dtype=float)
-    forward = (new > critical) & (np.abs(new - old) > 2 * vte)
-    floor = np.where(old > 0, -old - 1, 2 * old - 1)
-    reverse = ~forward & (new < 0) & (new < floor)
-    if not (forward.any() or reverse.any()):
-        return new
-    with np.errstate(divide="ignore", invalid="ignore"):
-        arg = (new - old) / vte
+    # Voltages near the float limit (a diverging Newton step) overflow in the differences and
+    # ratios below: those are clipped to the largest float, so the result stays finite.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        forward = (new > critical) & (np.abs(new - old) > 2 * vte)
+        floor = np.maximum(np.where(old > 0, -old - 1, 2 * old - 1), -_HUGE)
+        reverse = ~forward & (new < 0) & (new < floor)
+        if not (forward.any() or reverse.any()):
+            return new
+        arg = np.clip((new - old) / vte, -_HUGE, _HUGE)
         from_old = np.where(arg > 0, old + vte * (2 + np.log(np.maximum(arg - 2, 1e-300))),
                             old - vte * (2 + np.log(np.maximum(2 - arg, 1e-300))))
-        from_zero = vte * np.log(np.maximum(new / vte, 1e-300))
+        from_zero = vte * np.log(np.clip(new / vte, 1e-300, _HUGE))
     limited = np.where(old > 0, from_old, from_zero)
     return np.where(forward, limited, np.where(reverse, floor, new))
 
@@ -108,25 +111,59 @@ def pn_current(v: np.ndarray, saturation, vte) -> tuple[np.ndarray, np.ndarray]:
     return current, conductance
 
 
+class Junction:
+    """A junction's depletion charge and capacitance (SPICE's: linearised above ``fc vj``),
+    for arrays of zero-bias capacitances `cj`, potentials `vj`, gradings `m` and FC `fc`,
+    with the constants of the linear part computed once."""
+
+    def __init__(self, cj, vj, m, fc):
+        cj, vj, m, fc = np.broadcast_arrays(*(np.asarray(a, dtype=float)
+                                              for a in (cj, vj, m, fc)))
+        self.cj, self.vj, self.m = cj, vj, m
+        self.empty = not np.any(cj)
+        self.zero = cj == 0
+        self.partial = bool(self.zero.any())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xfc = np.log(1 - fc)
+            self.corner = fc * vj
+            self.q_corner = cj * vj * (1 - np.exp((1 - m) * xfc)) / (1 - m)
+            self.slope = cj / np.exp((1 + m) * xfc)   # cj / f2
+            self.f3 = 1 - fc * (1 + m)
+            self.half = m / (vj + vj)
+            self.scale = vj * cj / (1 - m)
+
+    def charge(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.empty:
+            zero = np.zeros_like(v)
+            return zero, zero
+        arg = np.maximum(1 - v / self.vj, 1e-300)
+        sarg = np.exp(-self.m * np.log(arg))
+        corner = self.corner
+        below = v < corner
+        q = np.where(below, self.scale * (1 - arg * sarg),
+                     self.q_corner + self.slope * (self.f3 * (v - corner)
+                                                   + self.half * (v * v - corner * corner)))
+        c = np.where(below, self.cj * sarg, self.slope * (self.f3 + 2 * self.half * v))
+        if self.partial:
+            q, c = np.where(self.zero, 0.0, q), np.where(self.zero, 0.0, c)
+        return q, c
+
+
 def depletion(v: np.ndarray, cj, vj, m, fc) -> tuple[np.ndarray, np.ndarray]:
     """A junction's depletion charge and capacitance (SPICE's: linearised above ``fc vj``)."""
-    cj, vj, m, fc = (np.asarray(a, dtype=float) for a in (cj, vj, m, fc))
-    below = v < fc * vj
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        arg = np.maximum(1 - v / vj, 1e-300)
-        sarg = np.exp(-m * np.log(arg))
-        q_low = vj * cj * (1 - arg * sarg) / (1 - m)
-        c_low = cj * sarg
-        xfc = np.log(1 - fc)
-        f1 = vj * (1 - np.exp((1 - m) * xfc)) / (1 - m)
-        f2 = np.exp((1 + m) * xfc)
-        f3 = 1 - fc * (1 + m)
-        corner = fc * vj
-        q_high = cj * f1 + cj / f2 * (f3 * (v - corner) + m / (vj + vj) * (v * v - corner**2))
-        c_high = cj / f2 * (f3 + m * v / vj)
-    zero = cj == 0
-    return (np.where(zero, 0.0, np.where(below, q_low, q_high)),
-            np.where(zero, 0.0, np.where(below, c_low, c_high)))
+    return Junction(cj, vj, m, fc).charge(v)
+
+
+def unsettled(change: np.ndarray, current: np.ndarray, reltol, abstol) -> bool:
+    """SPICE's device convergence test: whether a current would change, by its linear
+    prediction `change` from `current`, by more than ``reltol`` of itself plus ``abstol``.
+
+    A device whose currents are unsettled reports itself limited (`Device.limit` returns a
+    copy of the values), so that Newton takes another iteration: a step in junction voltage
+    that is small against the voltage can still move an exponential current far."""
+    predicted = current + change
+    tolerance = reltol * np.maximum(np.abs(predicted), np.abs(current)) + abstol
+    return bool(np.any(np.abs(change) > tolerance))
 
 
 def critical_voltage(vte, saturation):
@@ -161,20 +198,23 @@ class Diodes(Device):
     width = 2
 
     def __init__(self, names, terminals, saturation, vte, vtb, knee, cjo, vj, grading,
-                 transit, fc, gmin):
+                 transit, fc, gmin, reltol, abstol):
         super().__init__(names, terminals)
+        self.reltol, self.abstol = reltol, abstol
         self.saturation, self.vte, self.vtb, self.knee = saturation, vte, vtb, knee
         self.cjo, self.vj, self.grading, self.transit = cjo, vj, grading, transit
         self.fc, self.gmin = fc, gmin
         self.breaks = np.isfinite(knee)
         self.critical = critical_voltage(vte, saturation)
         self.stores = bool(np.any(cjo) or np.any(transit))
+        self.junction = Junction(cjo, vj, grading, fc)
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Diodes:
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, cls.width), *parameters(
-            instances, "is", "vte", "vtb", "knee", "cjo", "vj", "m", "tt", "fc", "gmin"))
+            instances, "is", "vte", "vtb", "knee", "cjo", "vj", "m", "tt", "fc", "gmin", "reltol",
+            "abstol"))
 
     def limit(self, v, previous):
         vd = v[:, 0] - v[:, 1]
@@ -187,6 +227,11 @@ class Diodes(Device):
                                      self.critical)
             limited = np.where(broken, -(reverse + self.knee), limited)
         if limited is vd or np.array_equal(limited, vd):
+            if previous is None:   # as SPICE's, the first iteration never converges
+                return v.copy()
+            current, conductance = self.current(old)
+            if unsettled(conductance * (vd - old), current, self.reltol, self.abstol):
+                return v.copy()
             return v
         return np.stack([v[:, 1] + limited, v[:, 1]], axis=1)
 
@@ -204,7 +249,7 @@ class Diodes(Device):
 
     def charge(self, vd, current, conductance):
         """Depletion charge (linearised above ``fc*vj``) plus diffusion charge ``tt*id``."""
-        q, c = depletion(vd, self.cjo, self.vj, self.grading, self.fc)
+        q, c = self.junction.charge(vd)
         return q + self.transit * current, c + self.transit * conductance
 
     def load(self, v, t):
@@ -299,7 +344,8 @@ class Diode(Element):
         s.device(Diodes, self.name, (anode, self.nodes[1]),
                  {"is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo,
                   "vj": vj, "m": p["m"], "tt": p["tt"], "fc": p["fc"],
-                  "gmin": s.circuit.options.gmin})
+                  "gmin": s.circuit.options.gmin, "reltol": s.circuit.options.reltol,
+                  "abstol": s.circuit.options.abstol})
 
     def through(self, s, row) -> None:
         self.fail("the diode current is not a linear function of the unknowns; "

@@ -23,8 +23,8 @@ def error_of(text: str, filename: str = "bad.net") -> NetlistError:
 # field is reported one column after the last field, where it would go.
 CASES = {
     "unknown element": (
-        "t\nR1 a 0 1\nQ1 a b c\n",
-        r"unknown element type 'Q1' \(known prefixes: .*R.*\)", 3, 1),
+        "t\nR1 a 0 1\n_1 a b c\n",
+        r"unknown element type '_1' \(known prefixes: .*R.*\)", 3, 1),
     "unknown card": (
         "t\nR1 a 0 1\nV1 a 0 1\n.frobnicate 3\n",
         r"unknown card '\.frobnicate'", 4, 1),

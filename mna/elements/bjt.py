@@ -1,0 +1,338 @@
+"""The bipolar transistor: SPICE's Gummel-Poon model (as ngspice's BJT level 1), evaluated for
+every transistor of a circuit at once.
+
+``Qname c b e [s] model [area]``: the series resistances RC, RB and RE are linear resistors to
+nodes inside the element; the device proper sits between the internal collector, base and
+emitter (plus the external base, for the part XCJC leaves of the base-collector capacitance,
+and the substrate). Its currents are ngspice's: transport current with Early effect and
+high-injection roll-off through the base charge ``qb``, leakage currents ISE/ISC, gmin across
+each junction and between substrate and collector (base for a lateral PNP); its charges the
+depletion charges of the three junctions and the diffusion charges ``TF`` (with XTF, VTF,
+ITF) and ``TR``. Junction voltages are limited in Newton as SPICE's ``pnjlim`` does.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mna.elements.base import Edge, Element, Role
+from mna.elements.device import (
+    Device,
+    Instance,
+    Load,
+    outer,
+    parameters,
+    terminal_array,
+)
+from mna.elements.diode import (
+    BOLTZMANN_OVER_CHARGE,
+    EXPONENT_LIMIT,
+    Junction,
+    check_model,
+    critical_voltage,
+    junction_at,
+    junction_limit,
+    model_values,
+    pn_current,
+    temperatures,
+    unsettled,
+)
+from mna.expr import Value
+from mna.netlist.fields import GROUND, FieldReader
+from mna.units import number
+
+DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 0.0,
+            "ne": 1.5, "br": 1.0, "nr": 1.0, "var": 0.0, "ikr": 0.0, "isc": 0.0, "nc": 2.0,
+            "rb": 0.0, "re": 0.0, "rc": 0.0, "cje": 0.0, "vje": 0.75, "mje": 0.33,
+            "tf": 0.0, "xtf": 0.0, "vtf": 0.0, "itf": 0.0, "ptf": 0.0, "cjc": 0.0,
+            "vjc": 0.75, "mjc": 0.33, "xcjc": 1.0, "tr": 0.0, "cjs": 0.0, "vjs": 0.75,
+            "mjs": 0.0, "iss": 0.0, "ns": 1.0, "xtb": 0.0, "eg": 1.11, "xti": 3.0,
+            "fc": 0.5, "tnom": None, "level": 1.0, "kf": 0.0, "af": 1.0}
+ALIASES = {"va": "vaf", "ik": "ikf", "c2": "ise", "vb": "var", "c4": "isc", "pe": "vje",
+           "me": "mje", "pc": "vjc", "mc": "mjc", "csub": "cjs", "ccs": "cjs", "ps": "vjs",
+           "ms": "mjs", "tref": "tnom"}
+MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
+C, B, E, X, S = range(5)   # terminals: internal collector, base, emitter; base; substrate
+UNIT = np.eye(5)   # UNIT[k]: terminal k's unit vector
+
+
+class Transistors(Device):
+    """Every bipolar transistor: terminals (c', b', e', b, s), parameters at the circuit's
+    temperature with the area applied; junction voltages are those of an NPN (a PNP's
+    terminal voltages times its polarity -1)."""
+
+    width = 5
+    NAMES = ("polarity", "substrate_sign", "lateral", "is", "bf", "br", "vtf", "vtr", "ise", "vte",
+             "isc", "vtc", "inv_vaf", "inv_var", "inv_ikf", "inv_ikr", "iss", "vts", "vt", "gmin",
+             "reltol", "abstol", "tf", "xtf", "ovtf", "itf", "tr", "cje", "vje", "mje", "cjc",
+             "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc")
+
+    def __init__(self, names, terminals, values: dict[str, np.ndarray]):
+        super().__init__(names, terminals)
+        for key, value in values.items():
+            setattr(self, key, value)
+        p, ts = self.polarity[:, None], self.substrate_sign[:, None]
+        lateral = self.lateral[:, None] > 0
+        # how each junction voltage follows from the terminal values
+        self.d_be = p * (UNIT[B] - UNIT[E])
+        self.d_bc = p * (UNIT[B] - UNIT[C])
+        self.d_bx = p * (UNIT[X] - UNIT[C])
+        self.d_sub = ts * (UNIT[S] - np.where(lateral, UNIT[B], UNIT[C]))
+        self.critical = critical_voltage(self.vt, self.is_)
+        self.sub_critical = np.where(self.iss > 0, critical_voltage(
+            self.vt, np.where(self.iss > 0, self.iss, 1.0)), 50.0)
+        self.stores = bool(np.any(self.cje) or np.any(self.cjc) or np.any(self.cbx)
+                           or np.any(self.cjs) or np.any(self.tf) or np.any(self.tr))
+        self.emitter_junction = Junction(self.cje, self.vje, self.mje, self.fc)
+        self.collector_junction = Junction(self.cjc, self.vjc, self.mjc, self.fc)
+        self.outer_junction = Junction(self.cbx, self.vjc, self.mjc, self.fc)
+
+    @classmethod
+    def build(cls, instances: list[Instance]) -> Transistors:
+        names = tuple(instance.name for instance in instances)
+        values = dict(zip(cls.NAMES, parameters(instances, *cls.NAMES)))
+        values["is_"] = values.pop("is")
+        return cls(names, terminal_array(instances, cls.width), values)
+
+    # -- Newton ------------------------------------------------------------------------------
+    def junctions(self, v: np.ndarray):
+        """The junction voltages vbe, vbc, vbx, vsub at terminal values `v`."""
+        return ((self.d_be * v).sum(1), (self.d_bc * v).sum(1), (self.d_bx * v).sum(1),
+                (self.d_sub * v).sum(1))
+
+    def limit(self, v, previous):
+        vbe, vbc, _, vsub = self.junctions(v)
+        if previous is None:
+            old_be = old_bc = old_sub = np.zeros_like(vbe)
+        else:
+            old_be, old_bc, _, old_sub = self.junctions(previous)
+        be = junction_limit(vbe, old_be, self.vt, self.critical)
+        bc = junction_limit(vbc, old_bc, self.vt, self.critical)
+        sub = vsub
+        if np.any(self.iss > 0):
+            sub = np.where(self.iss > 0, junction_limit(vsub, old_sub, self.vt,
+                                                        self.sub_critical), vsub)
+        if (np.array_equal(be, vbe) and np.array_equal(bc, vbc)
+                and np.array_equal(sub, vsub)):
+            if previous is None:   # as SPICE's, the first iteration never converges
+                return v.copy()
+            (cc, cb, dcc_be, dcc_bc, dcb_be, gmu), _ = self.transport(old_be, old_bc)
+            step_be, step_bc = vbe - old_be, vbc - old_bc
+            if (unsettled(dcc_be * step_be + dcc_bc * step_bc, cc, self.reltol, self.abstol)
+                    or unsettled(dcb_be * step_be + gmu * step_bc, cb, self.reltol,
+                                 self.abstol)):
+                return v.copy()
+            return v
+        at = v.copy()
+        p = self.polarity
+        at[:, E] = v[:, B] - p * be
+        at[:, C] = v[:, B] - p * bc
+        common = np.where(self.lateral > 0, at[:, B], at[:, C])
+        at[:, S] = common + self.substrate_sign * sub
+        return at
+
+    # -- the model ---------------------------------------------------------------------------
+    def transport(self, vbe, vbc):
+        """The collector and base currents (into c' and b') and their derivatives by vbe
+        and vbc, with the junction currents and base charge the charges need."""
+        gmin = self.gmin
+        cbe, gbe = pn_current(vbe, self.is_, self.vtf)
+        cben, gben = pn_current(vbe, self.ise, self.vte)
+        cben, gben = cben + gmin * vbe, gben + gmin
+        cbc, gbc = pn_current(vbc, self.is_, self.vtr)
+        cbcn, gbcn = pn_current(vbc, self.isc, self.vtc)
+        cbcn, gbcn = cbcn + gmin * vbc, gbcn + gmin
+
+        # base charge: Early effect (q1) and high injection (q2)
+        q1 = 1 / (1 - self.inv_vaf * vbc - self.inv_var * vbe)
+        q2 = self.inv_ikf * cbe + self.inv_ikr * cbc
+        arg = np.maximum(0, 1 + 4 * q2)
+        root = np.where(arg != 0, np.sqrt(arg), 1.0)
+        qb = q1 * (1 + root) / 2
+        dqb_be = q1 * (qb * self.inv_var + self.inv_ikf * gbe / root)
+        dqb_bc = q1 * (qb * self.inv_vaf + self.inv_ikr * gbc / root)
+
+        difference = cbe - cbc
+        cc = difference / qb - cbc / self.br - cbcn
+        cb = cbe / self.bf + cben + cbc / self.br + cbcn
+        gmu = gbc / self.br + gbcn
+        dcc_be = (gbe - difference * dqb_be / qb) / qb
+        dcc_bc = -(gbc + difference * dqb_bc / qb) / qb - gmu
+        dcb_be = gbe / self.bf + gben
+        return (cc, cb, dcc_be, dcc_bc, dcb_be, gmu), (cbe, gbe, cbc, gbc, qb, dqb_be, dqb_bc)
+
+    def load(self, v, t):
+        vbe, vbc, vbx, vsub = self.junctions(v)
+        (cc, cb, dcc_be, dcc_bc, dcb_be, gmu), (cbe, gbe, cbc, gbc, qb, dqb_be, dqb_bc) = (
+            self.transport(vbe, vbc))
+        cdsub, gdsub = pn_current(vsub, self.iss, self.vts)
+        cdsub, gdsub = cdsub + self.gmin * vsub, gdsub + self.gmin
+
+        # cc enters c' and leaves e', cb enters b' and leaves e', the substrate current
+        # enters s and leaves the collector (base)
+        d_be, d_bc, d_sub = self.d_be, self.d_bc, self.d_sub
+        into_c = d_be - d_bc
+        f = cc[:, None] * into_c + cb[:, None] * d_be + cdsub[:, None] * d_sub
+        df = (outer(into_c, dcc_be[:, None] * d_be + dcc_bc[:, None] * d_bc)
+              + outer(d_be, dcb_be[:, None] * d_be + gmu[:, None] * d_bc)
+              + outer(d_sub, gdsub[:, None] * d_sub))
+        if not self.stores:
+            return Load(f, df)
+
+        # forward diffusion charge: TF modulated by XTF, VTF, ITF and qb where vbe > 0
+        tf, xtf, ovtf, itf = self.tf, self.xtf, self.ovtf, self.itf
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            argtf = np.where(xtf != 0, xtf * np.exp(np.minimum(vbc * ovtf, EXPONENT_LIMIT)),
+                             0.0)
+            share = np.where(itf != 0, cbe / (cbe + itf), 1.0)
+            arg2 = np.where(itf != 0, argtf * share * share * (3 - 2 * share), argtf)
+            argtf = np.where(itf != 0, argtf * share * share, argtf)
+            arg3 = cbe * argtf * ovtf
+            modulated = (tf != 0) & (vbe > 0)
+            cbe_t = np.where(modulated, cbe * (1 + argtf) / qb, cbe)
+            gbe_t = np.where(modulated, (gbe * (1 + arg2) - cbe_t * dqb_be) / qb, gbe)
+            cross = np.where(modulated, tf * (arg3 - cbe_t * dqb_bc) / qb, 0.0)
+        q_be, c_be = self.emitter_junction.charge(vbe)
+        q_be, c_be = q_be + tf * cbe_t, c_be + tf * gbe_t
+        q_bc, c_bc = self.collector_junction.charge(vbc)
+        q_bc, c_bc = q_bc + self.tr * cbc, c_bc + self.tr * gbc
+        q_bx, c_bx = self.outer_junction.charge(vbx)
+        q_sub, c_sub = self.substrate_charge(vsub)
+        d_bx = self.d_bx
+        q = (q_be[:, None] * d_be + q_bc[:, None] * d_bc + q_bx[:, None] * d_bx
+             + q_sub[:, None] * d_sub)
+        dq = (outer(d_be, c_be[:, None] * d_be + cross[:, None] * d_bc)
+              + outer(d_bc, c_bc[:, None] * d_bc) + outer(d_bx, c_bx[:, None] * d_bx)
+              + outer(d_sub, c_sub[:, None] * d_sub))
+        return Load(f, df, q, dq)
+
+    def substrate_charge(self, vsub):
+        """The substrate junction's depletion charge and capacitance (ngspice's form: no FC,
+        linear in the capacitance above zero bias)."""
+        cjs, vjs, mjs = self.cjs, self.vjs, self.mjs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            arg = np.maximum(1 - vsub / vjs, 1e-300)
+            sarg = np.exp(-mjs * np.log(arg))
+            reverse = vsub < 0
+            q = np.where(reverse, vjs * cjs * (1 - arg * sarg) / (1 - mjs),
+                         vsub * cjs * (1 + mjs * vsub / (2 * vjs)))
+            c = np.where(reverse, cjs * sarg, cjs * (1 + mjs * vsub / vjs))
+        zero = cjs == 0
+        return np.where(zero, 0.0, q), np.where(zero, 0.0, c)
+
+
+@dataclass(eq=False)
+class BipolarTransistor(Element):
+    """``Qname c b e [s] model [area]``: an NPN or PNP transistor (SPICE's Gummel-Poon)."""
+
+    model: str
+    area: Value
+    substrate: bool
+
+    prefix = "Q"
+    usage = ("Qname collector base emitter [substrate] model [area]   with .model model "
+             "NPN(...) or PNP(" + MODEL_PARAMETERS + ")")
+
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> BipolarTransistor:
+        nodes = [reader.node("collector"), reader.node("base"), reader.node("emitter")]
+        remaining = reader.remaining()
+        last = reader.card.fields[-1] if remaining else None
+        numeric = isinstance(last, str) and number(last) is not None
+        last_is_area = remaining >= 2 and (not isinstance(last, str) or numeric)
+        substrate = remaining >= 3 or (remaining == 2 and not last_is_area)
+        if substrate:
+            nodes.append(reader.node("substrate"))
+        model = reader.word("model name").lower()
+        area = reader.value("area") if reader.remaining() else None
+        given = reader.option("area")
+        if area is None:
+            area = given if given is not None else 1.0
+        reader.done()
+        reader.no_more_options("area=")
+        return cls(reader.name, reader.location, tuple(nodes), model, area, substrate)
+
+    def edges(self):
+        c, b, e = self.nodes[:3]
+        edges = [Edge(self, b, e, Role.DISSIPATOR), Edge(self, b, c, Role.DISSIPATOR)]
+        if self.substrate:
+            edges.append(Edge(self, self.nodes[3], c, Role.DISSIPATOR))
+        return edges
+
+    def validate(self, circuit) -> None:
+        check_model(self, circuit, ("npn", "pnp"), DEFAULTS, ALIASES, "NPN")
+        given = circuit.models[self.model].parameters
+        for key, what in (("irb", "IRB"), ("rbm", "RBM")):
+            if key in given:
+                self.fail(f"model '{self.model}': {what} (base resistance modulation) is not "
+                          "supported; RB is a fixed resistance")
+        if given.get("ptf", 0.0) != 0.0:
+            self.fail(f"model '{self.model}': PTF (excess phase) is not supported")
+        if given.get("level", 1.0) != 1.0:
+            self.fail(f"model '{self.model}': only LEVEL=1 (Gummel-Poon) is supported")
+
+    def internal_nodes(self, circuit) -> tuple[str, ...]:
+        """Collector, base and emitter behind RC, RB and RE, where those are given."""
+        given = circuit.models[self.model].parameters
+        return tuple(name for name, key in (("collector", "rc"), ("base", "rb"),
+                                            ("emitter", "re"))
+                     if given.get(key, 0.0) != 0.0)
+
+    def stamp(self, s) -> None:
+        p = model_values(self, s, DEFAULTS, ALIASES)
+        area = s.value(self.area)
+        kind = s.circuit.models[self.model].kind
+        polarity = 1.0 if kind == "npn" else -1.0
+        lateral = kind == "pnp"   # ngspice: NPN vertical, PNP lateral
+        temperature, nominal = temperatures(s.circuit, p["tnom"])
+        vt = BOLTZMANN_OVER_CHARGE * temperature
+        ratio = temperature / nominal
+        factlog = (ratio - 1) * p["eg"] / vt + p["xti"] * math.log(ratio)
+        bfactor = math.exp(math.log(ratio) * p["xtb"])
+        ise = p["ise"] * p["is"] if p["ise"] > 1e-4 else p["ise"]   # ngspice's old form
+        isc = p["isc"] * p["is"] if p["isc"] > 1e-4 else p["isc"]
+        fc = min(p["fc"], 0.9999)
+        mje, mjc, mjs = (min(p[k], 0.999) for k in ("mje", "mjc", "mjs"))
+        vje, cje = junction_at(p["vje"], p["cje"], mje, temperature, nominal)
+        vjc, cjc = junction_at(p["vjc"], p["cjc"], mjc, temperature, nominal)
+        vjs, cjs = junction_at(p["vjs"], p["cjs"], mjs, temperature, nominal)
+
+        def inverse(value):
+            return 1 / value if value != 0 else 0.0
+
+        values = {
+            "polarity": polarity, "substrate_sign": polarity * (-1.0 if lateral else 1.0),
+            "lateral": float(lateral),
+            "is": area * p["is"] * math.exp(factlog),
+            "bf": p["bf"] * bfactor, "br": p["br"] * bfactor,
+            "vtf": p["nf"] * vt, "vtr": p["nr"] * vt,
+            "ise": area * ise * math.exp(factlog / p["ne"]) / bfactor, "vte": p["ne"] * vt,
+            "isc": area * isc * math.exp(factlog / p["nc"]) / bfactor, "vtc": p["nc"] * vt,
+            "inv_vaf": inverse(p["vaf"]), "inv_var": inverse(p["var"]),
+            "inv_ikf": inverse(p["ikf"]) / area, "inv_ikr": inverse(p["ikr"]) / area,
+            "iss": area * p["iss"] * math.exp(factlog), "vts": p["ns"] * vt, "vt": vt,
+            "gmin": s.circuit.options.gmin, "reltol": s.circuit.options.reltol,
+            "abstol": s.circuit.options.abstol,
+            "tf": p["tf"], "xtf": p["xtf"], "ovtf": inverse(p["vtf"] * 1.44),
+            "itf": p["itf"] * area, "tr": p["tr"],
+            "cje": cje * area, "vje": vje, "mje": mje,
+            "cjc": cjc * area * p["xcjc"], "cbx": cjc * area * (1 - p["xcjc"]),
+            "vjc": vjc, "mjc": mjc, "cjs": cjs * area, "vjs": vjs, "mjs": mjs, "fc": fc,
+        }
+        c, b, e = self.nodes[:3]
+        inner = {"collector": c, "base": b, "emitter": e}
+        for name, key in (("collector", "rc"), ("base", "rb"), ("emitter", "re")):
+            if p[key] != 0.0:
+                inner[name] = s.internal(self, name)
+                s.G.conductance(self.nodes[("collector", "base", "emitter").index(name)],
+                                inner[name], area / p[key])
+        substrate = self.nodes[3] if self.substrate else GROUND
+        s.device(Transistors, self.name,
+                 (inner["collector"], inner["base"], inner["emitter"], b, substrate), values)
+
+    def through(self, s, row) -> None:
+        self.fail("a transistor's current is not a linear function of the unknowns; "
+                  "probe it with a 0 V source in series")
