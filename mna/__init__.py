@@ -124,7 +124,7 @@ def _tables(circuit: Circuit, workers: int | None, client) -> dict[str, pd.DataF
 
     plan = Plan.of(circuit)
     tables = RunTables(plan)
-    run_points(plan, tables, workers, client)
+    run_points(plan, tables, workers, client, tables.failures)
     return tables.frames()
 
 

@@ -73,7 +73,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="write one file per analysis into DIR")
     run.add_argument("--format", choices=sorted(WRITERS),
                      help="format of the result files (default csv; needs -o)")
-    run.add_argument("--plot", action="store_true", help="also write a PNG per analysis (needs -o)")
+    run.add_argument("--plot", action="store_true",
+                     help="also write a PNG per analysis (.mc: histograms and bands over the "
+                          "samples; needs -o)")
     run.add_argument("--method", choices=OPTION_CHOICES["method"],
                      help="integration method (overrides .options method=)")
     run.add_argument("--interp", action="store_true",
@@ -262,20 +264,27 @@ def _run(circuit, args) -> int:
 
 def _run_samples(circuit, args) -> int:
     """``.mc``: the tables streamed into -o DIR as the samples arrive (memory stays bounded),
-    the statistics of every output printed and written to ``mc_summary.csv``."""
+    the statistics of every output printed and written to ``mc_summary.csv``; a failing
+    sample is left out and counted (`MnaError`, exit status 3, only if every one failed)."""
     from mna.analysis.sweep import Plan, run_points
-    from mna.tables import RunTables
+    from mna.tables import STREAMED, RunTables
 
+    if args.format not in (None, *STREAMED):
+        print(f"mna run: error: --format {args.format} cannot stream a .mc run; use "
+              f"{' or '.join(STREAMED)}", file=sys.stderr)
+        return EXIT_USAGE
     plan = Plan.of(circuit)
     tables = RunTables(plan, args.output, args.format or "csv")
     try:
-        run_points(plan, tables, args.workers, args.scheduler)
+        run_points(plan, tables, args.workers, args.scheduler, tables.failures)
     except BaseException:
         tables.close(keep=False)
         raise
     paths = tables.close()
     if args.plot:
-        log.warning("--plot: no plots of .mc runs yet; the tables are in %s", args.output)
+        from mna.plots import write_mc_plots  # matplotlib: only when asked
+
+        paths += write_mc_plots(tables, args.output)
     if not args.quiet:
         print(tables.summary())
         for path in paths:

@@ -2,14 +2,19 @@
 
 A `SparseLU` belongs to one sparsity pattern (CSC, row indices sorted in each column): its
 symbolic analysis (the ordering) is made once, and every matrix with that pattern (each
-Newton iteration, each AC frequency, each time-step size) is only factored numerically. The
-backend is KLU (`mna.fast.klu`) where the ``pyklu`` package or a system ``libklu`` is found,
-else scipy's SuperLU; callers never know which ran.
+Newton iteration, each AC frequency, each time-step size) is only factored numerically.
+The analyses of the last few patterns are kept in the process (`ANALYSES`), so that the
+points of a ``.step`` or ``.mc`` run share them: an analysis depends on the pattern and the
+order alone, so sharing one changes no number. The backend is KLU (`mna.fast.klu`) where
+the ``pyklu`` package or a system ``libklu`` is found, else scipy's SuperLU; callers never
+know which ran.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from typing import Literal
 
 import numpy as np
@@ -23,6 +28,12 @@ DENSE_DIAGNOSIS_LIMIT = 3000
 DISSECTION_MIN = 1000     # unknowns: below, a nested dissection order does not pay
 DISSECTION_FILL = 2.0     # it may fill in this many times AMD's entries (a ladder's: 1.5)
 SOLVERS = ("klu", "superlu")
+ANALYSES = 8              # symbolic analyses kept per process: the patterns of a few analyses
+
+Order = Literal["amd", "dissection"]
+# KLU's analyses by (order, size, indptr, indices), least recently used first
+_analyses: OrderedDict[tuple, klu.Symbolic] = OrderedDict()
+_analyses_lock = threading.Lock()
 
 Use = Literal["once", "many"]
 
@@ -117,31 +128,25 @@ class SparseLU:
 
     def _analysis(self, data: np.ndarray) -> klu.Symbolic:
         if self._symbolic is None:
-            self._symbolic = klu.Symbolic(self.size, self.indptr, self.indices,
-                                          self._order(data))
+            self._symbolic = analysis(self.size, self.indptr, self.indices,
+                                      "dissection" if self._dissects(data) else "amd")
         return self._symbolic
 
-    def _order(self, data: np.ndarray) -> np.ndarray | None:
-        """The elimination order by the ``ordering`` option (None: KLU's own)."""
+    def _dissects(self, data: np.ndarray) -> bool:
+        """Whether to eliminate in a nested dissection order, by the ``ordering`` option
+        (``auto`` weighs the fill-in of both orders on this matrix)."""
         wanted = self._ordering
         if wanted == "amd" or (wanted == "auto" and (self._use == "once"
                                                      or self.size < DISSECTION_MIN)):
-            return None
-        import scipy.sparse as sp
-
-        from mna.fast.ordering import nested_dissection
-
-        pattern = sp.csc_matrix((np.ones(len(self.indices)), self.indices, self.indptr),
-                                shape=(self.size,) * 2)
-        order = nested_dissection(pattern)
+            return False
         if wanted == "auto":
-            own = klu.Numeric(klu.Symbolic(self.size, self.indptr, self.indices), data)
-            given = klu.Numeric(klu.Symbolic(self.size, self.indptr, self.indices, order),
+            own = klu.Numeric(analysis(self.size, self.indptr, self.indices, "amd"), data)
+            given = klu.Numeric(analysis(self.size, self.indptr, self.indices, "dissection"),
                                 data)
             if given.nonzeros > DISSECTION_FILL * own.nonzeros:
-                return None
+                return False
         log.debug("factoring %d unknowns in a nested dissection order", self.size)
-        return order
+        return True
 
     def _singular(self, data: np.ndarray) -> SingularSystemError:
         """Name the unknowns that a null vector of the matrix moves most."""
@@ -159,6 +164,32 @@ class SparseLU:
         return SingularSystemError(
             "singular system: the unknowns " + ", ".join(culprits) + " are not determined "
             f"(smallest singular value {singular_values[-1]:.3g})", culprits)
+
+
+def analysis(size: int, indptr: np.ndarray, indices: np.ndarray, order: Order) -> klu.Symbolic:
+    """KLU's analysis of the pattern in `order` (``amd``: KLU's own; ``dissection``: a nested
+    dissection), made once per pattern and order among the last `ANALYSES` used here."""
+    key = (order, size, np.asarray(indptr, np.int64).tobytes(),
+           np.asarray(indices, np.int64).tobytes())
+    with _analyses_lock:
+        symbolic = _analyses.get(key)
+        if symbolic is not None:
+            _analyses.move_to_end(key)
+            return symbolic
+    given = None
+    if order == "dissection":
+        import scipy.sparse as sp
+
+        from mna.fast.ordering import nested_dissection
+
+        given = nested_dissection(sp.csc_matrix((np.ones(len(indices)), indices, indptr),
+                                                shape=(size, size)))
+    symbolic = klu.Symbolic(size, indptr, indices, given)
+    with _analyses_lock:
+        _analyses[key] = symbolic
+        while len(_analyses) > ANALYSES:
+            _analyses.popitem(last=False)
+    return symbolic
 
 
 def factor(matrix, names: tuple[str, ...], solver: str = "klu") -> Factors:

@@ -4,7 +4,8 @@ A table result (``.dc``, ``.tran``) gets one axis per unit, stacked and sharing 
 independent variable, each labelled with its unit. Each kind of result can have its own
 plotter in `PLOTTERS` (an AC result wants a Bode plot: magnitude and phase against log
 frequency); a kind without one falls back to `plot_table` for real tables and is skipped
-otherwise.
+otherwise. A ``.mc`` run gets `write_mc_plots`: histograms of its scalars and bands of its
+``.tran`` and ``.ac`` outputs over the samples.
 """
 
 from __future__ import annotations
@@ -12,13 +13,23 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mna.results import Result, TableResult
+from mna.tables import BAND, Band
 from mna.writers import file_stems, write_atomic
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from mna.tables import RunTables
+
 log = logging.getLogger(__name__)
+
+MAX_PANELS = 12    # outputs drawn in one .mc figure; the others are left out (with a note)
+PANEL_COLUMNS = 3
 
 
 def plot_table(result: TableResult, path: Path) -> None:
@@ -113,3 +124,95 @@ def write_plots(results: list[Result], directory: str | Path) -> list[Path]:
         plotter(result, path)
         paths.append(path)
     return paths
+
+
+def write_mc_plots(tables: RunTables, directory: str | Path) -> list[Path]:
+    """The plots of a ``.mc`` run beside its tables: ``<stem>_hist.png``, a histogram over
+    the samples of each scalar that the summary follows (an ``.op`` or ``.meas`` value, the
+    final value of a table's output), and ``<stem>_band.png``, the median and 5-95 %
+    envelope of each output of a ``.tran`` or ``.ac`` table against time or frequency (one
+    curve per ``.step`` point); at most `MAX_PANELS` outputs a figure."""
+    directory = Path(directory)
+    steps = [s.label for s in tables.plan.circuit.steps]
+    paths = []
+    for stem, outputs in tables.statistics.samples().items():
+        path = directory / f"{stem}_hist.png"
+        _plot_histograms(stem, _first_panels(stem, outputs), steps, path)
+        paths.append(path)
+    for stem, stream in tables.streams.items():
+        if stream.independent is None:
+            continue
+        names = list(_first_panels(stem, stream.outputs))
+        path = directory / f"{stem}_band.png"
+        _plot_bands(stem, stream.independent, tables.bands(stem, names), stream.units,
+                    steps, path)
+        paths.append(path)
+    return paths
+
+
+def _first_panels(stem: str, outputs: dict) -> dict:
+    if len(outputs) > MAX_PANELS:
+        log.info("%s: plotting the first %d of %d outputs", stem, MAX_PANELS, len(outputs))
+    return dict(list(outputs.items())[:MAX_PANELS])
+
+
+def _panels(count: int) -> tuple[Figure, list]:
+    from matplotlib.figure import Figure
+
+    columns = min(count, PANEL_COLUMNS)
+    rows = -(-count // columns)
+    figure = Figure(figsize=(max(6.4, 4.2 * columns), 1.2 + 2.8 * rows),
+                    layout="constrained")
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for axis in axes[count:]:
+        axis.set_visible(False)
+    return figure, list(axes[:count])
+
+
+def _step_label(steps: list[str], group: tuple[float, ...]) -> str | None:
+    return ", ".join(f"{name}={value:g}" for name, value in zip(steps, group)) or None
+
+
+def _plot_histograms(stem: str, outputs: dict[str, dict[tuple, np.ndarray]],
+                     steps: list[str], path: Path) -> None:
+    figure, axes = _panels(len(outputs))
+    for axis, (output, groups) in zip(axes, outputs.items()):
+        for group, values in groups.items():
+            finite = values[np.isfinite(values)]
+            axis.hist(finite, bins=int(np.clip(np.sqrt(len(finite)), 5, 50)),
+                      alpha=0.6 if len(groups) > 1 else 1.0, label=_step_label(steps, group))
+        axis.set_xlabel(output)
+        axis.set_ylabel("samples")
+        axis.grid(True, alpha=0.3)
+        if steps:
+            axis.legend(loc="best", fontsize="small")
+    figure.suptitle(f"{stem}: over the Monte Carlo samples")
+    write_atomic(path, lambda p: figure.savefig(p, format="png", dpi=110))
+
+
+def _plot_bands(stem: str, independent: str, bands: dict[str, list[Band]],
+                units: dict[str, str], steps: list[str], path: Path) -> None:
+    """Median and envelope against the independent variable; AC magnitudes in dB on a
+    logarithmic frequency axis."""
+    figure, axes = _panels(len(bands))
+    ac = stem.startswith("ac")
+    low, median, high = (BAND.index(q) for q in (min(BAND), 0.5, max(BAND)))
+    for axis, (output, groups) in zip(axes, bands.items()):
+        for band in groups:
+            rows = band.quantiles
+            if ac:
+                with np.errstate(divide="ignore"):
+                    rows = 20 * np.log10(rows)
+                axis.set_xscale("log")
+            line, = axis.plot(band.x, rows[median], label=_step_label(steps, band.group))
+            axis.fill_between(band.x, rows[low], rows[high], color=line.get_color(),
+                              alpha=0.25, linewidth=0)
+        unit = units.get(output, "")
+        axis.set_ylabel(f"|{output}| [dB]" if ac else f"{output} [{unit}]" if unit else output)
+        axis.set_xlabel(f"{independent} [{units.get(independent, '')}]")
+        axis.grid(True, which="both", alpha=0.3)
+        if steps:
+            axis.legend(loc="best", fontsize="small")
+    figure.suptitle(f"{stem}: median and {100 * min(BAND):g}-{100 * max(BAND):g} % "
+                    "envelope over the samples")
+    write_atomic(path, lambda p: figure.savefig(p, format="png", dpi=110))

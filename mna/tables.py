@@ -1,41 +1,62 @@
 """The tables of a ``.step``/``.mc`` run gathered point by point as they arrive: one tidy
 table per analysis (leading ``sample`` and parameter columns), streamed to a file a block of
 rows at a time (CSV appended, Parquet row groups) or kept for DataFrames, and the Monte
-Carlo statistics of every output (``mc_summary.csv``).
+Carlo statistics of every output (``mc_summary.csv``), the samples that failed
+(``mc_failures.csv``) and, for plots, the band of each output over the samples.
 
 A streamed file is written under a temporary name and renamed when the run ends, so a failed
-run leaves nothing half-written; memory holds one block of rows per analysis.
+run leaves nothing half-written; memory holds one block of rows per analysis (Parquet: one
+row group per block), and a band is read back from the file one column at a time.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mna.analysis.montecarlo import Statistics
-from mna.analysis.sweep import Plan, stacked
-from mna.results import Result, split_complex
+from mna.analysis.sweep import Failures, Plan, stacked
+from mna.results import Result, TableResult, split_complex
 from mna.writers import CSV_BLOCK, UNITS_KEY, cells, file_stems, write_atomic, write_csv
 
 if TYPE_CHECKING:
     import pandas as pd
 
+STREAMED = ("csv", "parquet")  # the formats a table is streamed in
 SUMMARY_STEM = "mc_summary"
+FAILURES_STEM = "mc_failures"
+BANDED = ("tran", "ac")      # the kinds of table whose outputs get a band over the samples
+BAND = (0.05, 0.5, 0.95)     # a band: the envelope's quantiles and the median
+BAND_POINTS = 500            # the common grid of samples whose own grids differ
+
+
+@dataclass(frozen=True)
+class Band:
+    """The quantiles `BAND` of one output over the samples of one step point, at each `x`."""
+
+    group: tuple[float, ...]     # the stepped values
+    x: np.ndarray
+    quantiles: np.ndarray        # one row per quantile of `BAND`
 
 
 class _Stream:
     """One analysis's table: blocks of rows appended to a temporary file, renamed at the
     end (`directory` None: the blocks kept for a DataFrame)."""
 
-    def __init__(self, path: Path | None, fmt: str, units: dict[str, str]):
+    def __init__(self, path: Path | None, fmt: str, units: dict[str, str],
+                 independent: str | None = None, outputs: dict[str, list[str]] | None = None):
         self.path = path
         self.fmt = fmt
         self.units = units
+        self.independent = independent     # a band's x (None: no band)
+        self.outputs = outputs or {}       # each banded output's columns in the file
         self.blocks: list[dict[str, np.ndarray]] = []
         self.rows = 0
         self.handle = None
@@ -108,6 +129,7 @@ class RunTables:
         self.fmt = fmt
         self.streams: dict[str, _Stream] = {}
         self.statistics = Statistics([s.label for s in plan.circuit.steps])
+        self.failures = Failures()
 
     def __call__(self, leading: tuple[float, ...], results: list[Result]) -> None:
         for stem, result in zip(file_stems(results), results):
@@ -119,7 +141,8 @@ class RunTables:
                 units = {**dict.fromkeys(self.plan.names, ""), **result.column_units()}
                 path = (None if self.directory is None
                         else self.directory / f"{stem}.{self.fmt}")
-                stream = self.streams[stem] = _Stream(path, self.fmt, units)
+                stream = self.streams[stem] = _Stream(path, self.fmt, units,
+                                                      *_banded(result, table))
             stream.add(stacked(self.plan.names, leading, table))
             if self.plan.seed is not None:
                 self.statistics.add(self.plan.group(leading), stem, table)
@@ -133,22 +156,95 @@ class RunTables:
             return []
         paths = [stream.path for stream in self.streams.values()]
         if self.plan.seed is not None:
-            path = self.directory / f"{SUMMARY_STEM}.csv"
-            write_atomic(path, lambda temporary: write_csv(self.statistics.table(), temporary))
-            paths.append(path)
+            tables = {SUMMARY_STEM: self.statistics.table()}
+            if self.failures.failures:
+                tables[FAILURES_STEM] = self._failed()
+            for stem, table in tables.items():
+                path = self.directory / f"{stem}.csv"
+                write_atomic(path, lambda temporary, t=table: write_csv(t, temporary))
+                paths.append(path)
         return paths
 
+    def _failed(self) -> dict[str, np.ndarray]:
+        """The failing samples: sample, stepped values, seed and error."""
+        failures = self.failures.failures
+        steps = [s.label for s in self.plan.circuit.steps]
+        return {"sample": np.array([f.sample for f in failures]),
+                **{name: np.array([f.stepped[k] for f in failures], float)
+                   for k, name in enumerate(steps)},
+                "seed": np.array([f.seed for f in failures]),
+                "error": np.array([f.error for f in failures], object)}
+
+    def bands(self, stem: str, outputs: list[str]) -> dict[str, list[Band]]:
+        """The band of each of `outputs` (a complex one's magnitude) of the written table
+        `stem` over the samples of each step point, against its independent variable (on a
+        common grid of `BAND_POINTS` where the samples' grids differ, each sample
+        interpolated linearly): read from the file one column at a time."""
+        stream = self.streams[stem]
+        grouping = self.plan.names[:1 + len(self.plan.circuit.steps)]   # sample, stepped
+        *keys, x = _read_columns(stream.path, self.fmt, [*grouping, stream.independent])
+        edges = np.flatnonzero(np.any([np.diff(key) != 0 for key in keys], axis=0)) + 1
+        blocks = list(zip(np.r_[0, edges], np.r_[edges, len(x)]))   # one a sample
+        layouts = []
+        for group, members in itertools.groupby(
+                blocks, lambda block: tuple(float(key[block[0]]) for key in keys[1:])):
+            members = list(members)
+            first = x[members[0][0]:members[0][1]]
+            same = all(np.array_equal(x[start:stop], first) for start, stop in members)
+            grid = first if same else np.linspace(x[members[0][0]:members[-1][1]].min(),
+                                                  x[members[0][0]:members[-1][1]].max(),
+                                                  BAND_POINTS)
+            layouts.append((group, members, grid, same))
+        bands: dict[str, list[Band]] = {}
+        for output in outputs:
+            parts = _read_columns(stream.path, self.fmt, stream.outputs[output])
+            values = np.abs(parts[0] + 1j * parts[1]) if len(parts) == 2 else parts[0]
+            bands[output] = [Band(group, grid, np.quantile(
+                values[members[0][0]:members[-1][1]].reshape(len(members), -1) if same
+                else np.array([np.interp(grid, x[a:b], values[a:b]) for a, b in members]),
+                BAND, axis=0)) for group, members, grid, same in layouts]
+        return bands
+
     def frames(self) -> dict[str, pd.DataFrame]:
-        """The tables kept in memory by file stem, with ``mc_summary`` for ``.mc``."""
+        """The tables kept in memory by file stem, with ``mc_summary`` for ``.mc`` (and
+        ``mc_failures`` when samples failed)."""
         import pandas as pd
 
         frames = {stem: stream.frame() for stem, stream in self.streams.items()}
         if self.plan.seed is not None:
             frames[SUMMARY_STEM] = pd.DataFrame(self.statistics.table())
+            if self.failures.failures:
+                frames[FAILURES_STEM] = pd.DataFrame(self._failed())
         return frames
 
     def summary(self) -> str:
         """The Monte Carlo statistics as printed."""
         count = self.plan.circuit.montecarlo.count
-        return (f"Monte Carlo: {count} samples, seed={self.plan.seed}\n"
-                + self.statistics.summary())
+        failed = len(self.failures.failures)
+        return (f"Monte Carlo: {count} samples, seed={self.plan.seed}"
+                + (f", {failed} failed and left out" if failed else "")
+                + "\n" + self.statistics.summary())
+
+
+def _banded(result: Result, table: dict[str, np.ndarray]
+            ) -> tuple[str | None, dict[str, list[str]]]:
+    """A table's independent variable and each output's columns in the file, if its outputs
+    get a band (`BANDED`)."""
+    if result.kind not in BANDED or not isinstance(result, TableResult):
+        return None, {}
+    return result.independent, {
+        name: [f"re({name})", f"im({name})"] if np.iscomplexobj(values) else [name]
+        for name, values in table.items() if name != result.independent}
+
+
+def _read_columns(path: Path, fmt: str, names: list[str]) -> list[np.ndarray]:
+    """The columns `names` of a written table, and only those."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path, columns=names)
+        return [table.column(name).to_numpy() for name in names]
+    import pandas as pd
+
+    frame = pd.read_csv(path, usecols=names)
+    return [frame[name].to_numpy() for name in names]

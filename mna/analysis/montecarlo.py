@@ -73,6 +73,13 @@ class Statistics:
         for output, value in scalars(table).items():
             self.values.setdefault((group, stem, output), []).append(value)
 
+    def samples(self) -> dict[str, dict[str, dict[tuple, np.ndarray]]]:
+        """Each analysis's scalars by output and group: their values over the samples."""
+        found: dict[str, dict[str, dict[tuple, np.ndarray]]] = {}
+        for (group, stem, output), values in self.values.items():
+            found.setdefault(stem, {}).setdefault(output, {})[group] = np.asarray(values)
+        return found
+
     def table(self) -> dict[str, np.ndarray]:
         """One row per group, analysis and scalar: count, mean, std, min, max, quantiles."""
         rows = []

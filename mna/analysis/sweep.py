@@ -1,12 +1,14 @@
 """``.step param`` and ``.mc``: every analysis repeated at each point (each combination of
 the stepped values, times each Monte Carlo sample), the points run by
 `mna.analysis.parallel`; tables stacked with leading columns ``sample``, the stepped
-parameters and the sampled ones."""
+parameters and the sampled ones. A ``.mc`` sample whose analyses fail is a `Failure`: the
+run goes on without it (a failing ``.step`` point stops the run)."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,7 +26,43 @@ if TYPE_CHECKING:
 
     from mna.circuit import Circuit
 
+log = logging.getLogger(__name__)
+
+REPORTED = 20   # failing samples logged one by one; the others are only counted
+
 Point = tuple[tuple[float, ...], "int | None"]   # stepped values, Monte Carlo sample
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A Monte Carlo sample whose analyses failed, and why (the error's message)."""
+
+    sample: int
+    seed: int
+    stepped: tuple[float, ...]
+    error: str
+
+
+class Failures:
+    """The failing samples of a run: each counted and kept, the first `REPORTED` logged."""
+
+    def __init__(self) -> None:
+        self.failures: list[Failure] = []
+
+    def add(self, failure: Failure) -> None:
+        self.failures.append(failure)
+        if len(self.failures) <= REPORTED:
+            log.warning("sample %d of seed %d failed and is left out: %s", failure.sample,
+                        failure.seed, failure.error)
+        elif len(self.failures) == REPORTED + 1:
+            log.warning("further failing samples are left out and counted, not reported")
+
+    def check(self, points: int) -> None:
+        """Refuse a run whose every point failed."""
+        if points and len(self.failures) == points:
+            first = self.failures[0]
+            raise MnaError(f"every one of the {points} samples failed; sample {first.sample} "
+                           f"of seed {first.seed}: {first.error}")
 
 
 @dataclass(frozen=True)
@@ -67,8 +105,9 @@ class Plan:
         samples = range(mc.count) if mc is not None else [None]
         return list(itertools.product(stepped, samples))
 
-    def __call__(self, point: Point) -> tuple[tuple[float, ...], list[Result]]:
-        """The leading values and the results of every analysis at `point`."""
+    def __call__(self, point: Point) -> tuple[tuple[float, ...], list[Result]] | Failure:
+        """The leading values and the results of every analysis at `point` (a failing
+        sample: its `Failure`)."""
         values, sample = point
         circuit = self.circuit
         fixed = {s.name: v for s, v in zip(circuit.steps, values)}
@@ -80,26 +119,38 @@ class Plan:
                 drawn = tuple(known[name] for name in self.sampled)
             results = run_all(dataclasses.replace(circuit, parameters=parameters))
         except MnaError as error:
-            where = ", ".join(f"{s.label}={v:g}" for s, v in zip(circuit.steps, values))
-            if sample is not None:
-                where = f"sample {sample} of seed {self.seed}" + (f", {where}" if where else "")
-            raise in_context(error, f"at the step {where}" if sample is None
-                             else f"in {where}") from None
+            if values:
+                error = in_context(error, "at the step " + ", ".join(
+                    f"{s.label}={v:g}" for s, v in zip(circuit.steps, values)))
+            if sample is None:
+                raise error from None
+            return Failure(sample, self.seed, values, str(error))
         leading = (*(() if sample is None else (sample,)), *values, *drawn)
         return leading, results
 
 
 def run_points(plan: Plan, consume: Callable[[tuple[float, ...], list[Result]], None],
-               workers: int | None = None, scheduler: object = None) -> None:
+               workers: int | None = None, scheduler: object = None,
+               failures: Failures | None = None) -> Failures:
     """Every point of `plan` on `workers` processes (default ``.options workers``, 0 every
     core) or a Dask `scheduler`; `consume(leading, results)` gets each point's outputs in
-    order as they arrive."""
+    order as they arrive, `failures` (returned) the failing samples; `MnaError` if every
+    sample failed."""
     points = plan.points()
     workers = plan.circuit.options.workers if workers is None else workers
     workers = min(workers or cores(), len(points))   # no idle processes for a short run
+    failures = Failures() if failures is None else failures
+
+    def take(output: tuple[tuple[float, ...], list[Result]] | Failure) -> None:
+        if isinstance(output, Failure):
+            failures.add(output)
+        else:
+            consume(*output)
+
     with executor(plan, workers, scheduler) as (pool, token, slots):
-        gather(pool, token, slots, points, lambda output: consume(*output),
-               "sample" if plan.seed is not None else "step")
+        gather(pool, token, slots, points, take, "sample" if plan.seed is not None else "step")
+    failures.check(len(points))
+    return failures
 
 
 def run_stepped(circuit: Circuit, workers: int | None = None,

@@ -124,27 +124,30 @@ class Symbolic:
 
 class Numeric:
     """The LU factors of the matrix with values `data` (float64 or complex128, in the order
-    of the pattern's entries) on the pattern that `symbolic` analysed."""
+    of the pattern's entries) on the pattern that `symbolic` analysed. The factors have a
+    ``klu_common`` of their own: one analysis may serve factors made in several threads."""
 
     def __init__(self, symbolic: Symbolic, data: np.ndarray):
         lib = symbolic.lib
         self.symbolic = symbolic
+        self.common = common = Common()
+        lib.klu_defaults(common)
         self.complex = np.iscomplexobj(data)
         data = np.ascontiguousarray(data, dtype=complex if self.complex else float)
         factor = lib.klu_z_factor if self.complex else lib.klu_factor
         handle = factor(symbolic.indptr.ctypes.data, symbolic.indices.ctypes.data,
-                        data.ctypes.data, symbolic.handle, symbolic.common)
-        if not handle or symbolic.common.status != KLU_OK:
+                        data.ctypes.data, symbolic.handle, common)
+        if not handle or common.status != KLU_OK:
             if handle:
                 free = lib.klu_z_free_numeric if self.complex else lib.klu_free_numeric
-                free(ctypes.byref(ctypes.c_void_p(handle)), symbolic.common)
-            raise SingularMatrix(_STATUS.get(symbolic.common.status, "failed") +
-                                 f" (KLU status {symbolic.common.status})")
+                free(ctypes.byref(ctypes.c_void_p(handle)), common)
+            raise SingularMatrix(_STATUS.get(common.status, "failed") +
+                                 f" (KLU status {common.status})")
         self.handle = ctypes.c_void_p(handle)
         lnz, unz = ctypes.cast(handle, ctypes.POINTER(ctypes.c_int32 * 4)).contents[2:]
         self.nonzeros = lnz + unz     # klu_numeric begins n, nblocks, lnz, unz
         free = lib.klu_z_free_numeric if self.complex else lib.klu_free_numeric
-        weakref.finalize(self, free, ctypes.byref(self.handle), symbolic.common)
+        weakref.finalize(self, free, ctypes.byref(self.handle), common)
         self._solve = functools.partial(lib.klu_z_solve if self.complex else lib.klu_solve,
                                         symbolic.handle, self.handle, symbolic.size)
 
@@ -158,5 +161,5 @@ class Numeric:
                              f"{self.symbolic.size} or a Fortran-ordered matrix of that many "
                              f"rows, not {rhs.dtype} {rhs.shape}")
         columns = 1 if rhs.ndim == 1 else rhs.shape[1]
-        self._solve(columns, rhs.ctypes.data, self.symbolic.common)
+        self._solve(columns, rhs.ctypes.data, self.common)
         return rhs

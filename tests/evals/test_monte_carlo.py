@@ -153,3 +153,135 @@ def test_a_random_call_cannot_read_time():
     with pytest.raises(mna.NetlistError, match="draws from parameter values") as caught:
         mna.read_string("t\nV1 a 0 1\nB1 b 0 V={agauss(time, 1, 1)}\nR1 b 0 1\n.op\n")
     assert caught.value.location.line == 3
+
+
+RC_PLOTS = """rc plots
+V1 in 0 PULSE(0 1 0 1u 1u 1 2) AC 1
+R1 in out {agauss(1k, 100, 1)}
+C1 out 0 1u
+.options stepcontrol=fixed
+.save V(out)
+.tran 20u 2m
+.ac dec 5 10 10k
+.meas tran vend FIND V(out) AT=1m
+.mc 40 seed=7
+"""
+
+
+def _run_plots(tmp_path, fmt: str, monkeypatch, text: str = RC_PLOTS) -> tuple[dict, object]:
+    """`mna run --plot` of `text` into tmp_path/fmt, and the bands the plots drew."""
+    import mna.plots
+    from mna import tables
+
+    drawn = {}
+    plot_bands = mna.plots._plot_bands
+    monkeypatch.setattr(mna.plots, "_plot_bands", lambda stem, x, bands, *rest: (
+        drawn.__setitem__(stem, bands), plot_bands(stem, x, bands, *rest)))
+    monkeypatch.setattr(tables, "CSV_BLOCK", 1000)   # several Parquet row groups
+    netlist = tmp_path / "rc.net"
+    netlist.write_text(text)
+    out = tmp_path / fmt
+    assert main(["run", "-q", str(netlist), "-o", str(out), "--format", fmt, "--plot",
+                 "--workers", "1"]) == 0
+    return drawn, out
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_plot_draws_histograms_and_bands_of_the_samples(tmp_path, monkeypatch, fmt):
+    from matplotlib.image import imread
+
+    from mna.tables import BAND
+
+    drawn, out = _run_plots(tmp_path, fmt, monkeypatch)
+    pngs = {"tran_band", "ac_band", "tran_hist", "ac_hist", "meas_hist"}
+    assert {p.stem for p in out.glob("*.png")} == pngs
+    for stem in pngs:
+        assert imread(out / f"{stem}.png").shape[:2] > (300, 400)
+    read = (lambda stem: pd.read_csv(out / f"{stem}.csv")
+            ) if fmt == "csv" else (lambda stem: mna.read_parquet(out / f"{stem}.parquet"))
+    for stem, x, value in (("tran", "time", lambda t: t["V(out)"]),
+                           ("ac", "frequency", lambda t: np.abs(t["re(V(out))"]
+                                                                + 1j * t["im(V(out))"]))):
+        table = read(stem)
+        per_sample = value(table).to_numpy().reshape(40, -1)   # every sample on one grid
+        (band,) = drawn[stem]["V(out)"]
+        np.testing.assert_array_equal(band.x, table[x].to_numpy()[:per_sample.shape[1]])
+        np.testing.assert_array_equal(band.quantiles, np.quantile(per_sample, BAND, axis=0))
+
+
+def test_samples_on_their_own_time_grids_are_banded_on_a_common_one(tmp_path, monkeypatch):
+    from mna.tables import BAND, BAND_POINTS
+
+    adaptive = (RC_PLOTS.replace(".options stepcontrol=fixed\n", "").replace(".mc 40", ".mc 20")
+                .replace("PULSE(0 1 0 ", "PULSE(0 1 {aunif(0.5m, 0.2m)} "))   # breakpoints move
+    drawn, out = _run_plots(tmp_path, "csv", monkeypatch, adaptive)
+    table = pd.read_csv(out / "tran.csv")
+    assert table.groupby("sample")["time"].apply(tuple).nunique() > 1
+    (band,) = drawn["tran"]["V(out)"]
+    assert len(band.x) == BAND_POINTS and band.x[-1] == table["time"].max()
+    finals = table.groupby("sample")["V(out)"].last().to_numpy()   # each sample ends at tstop
+    np.testing.assert_allclose(band.quantiles[:, -1], np.quantile(finals, BAND), rtol=1e-12)
+
+
+def test_parquet_tables_of_a_run_equal_the_csv_ones_with_units(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    _, parquet = _run_plots(tmp_path, "parquet", monkeypatch)
+    _, csv = _run_plots(tmp_path, "csv", monkeypatch)
+    for stem in ("tran", "ac", "meas"):
+        frame = mna.read_parquet(parquet / f"{stem}.parquet")
+        expected = pd.read_csv(csv / f"{stem}.csv")
+        pd.testing.assert_frame_equal(frame, expected, check_exact=True)
+    assert mna.read_parquet(parquet / "tran.parquet").attrs["units"] == {
+        "sample": "", "time": "s", "V(out)": "V"}
+    assert pq.ParquetFile(parquet / "tran.parquet").metadata.num_row_groups == 4  # 10 samples each
+
+
+FAILING = """sometimes singular: R1 of -1k cancels R2
+.param r1=limit(0, 1k)
+V1 a 0 1
+R1 a b {r1}
+R2 b 0 1k
+.op
+.mc 24 seed=3
+"""
+
+
+def test_a_failing_sample_is_reported_and_left_out(tmp_path, capsys):
+    from mna.analysis.montecarlo import sample_parameters
+
+    circuit = mna.read_string(FAILING)
+    failing = [k for k in range(24) if sample_parameters(circuit, {}, 3, k)[1]["r1"] < 0]
+    assert 0 < len(failing) < 24
+    netlist = tmp_path / "failing.net"
+    netlist.write_text(FAILING)
+    out = tmp_path / "out"
+    assert main(["run", str(netlist), "-o", str(out), "--workers", "2"]) == 0
+    printed = capsys.readouterr()
+    assert f"Monte Carlo: 24 samples, seed=3, {len(failing)} failed and left out" in printed.out
+    assert f"sample {failing[0]} of seed 3 failed and is left out: singular" in printed.err
+    op = pd.read_csv(out / "op.csv")
+    assert sorted(set(op["sample"])) == sorted(set(range(24)) - set(failing))
+    failures = pd.read_csv(out / "mc_failures.csv")
+    assert failures["sample"].tolist() == failing and (failures["seed"] == 3).all()
+    assert failures["error"].str.contains("singular system").all()
+    summary = pd.read_csv(out / "mc_summary.csv")
+    assert (summary["samples"] == 24 - len(failing)).all()
+    frames = mna.monte_carlo(circuit, workers=1)
+    assert frames["mc_failures"]["sample"].tolist() == failing
+
+
+def test_a_run_whose_every_sample_fails_is_an_error(tmp_path, capsys):
+    netlist = tmp_path / "failing.net"
+    netlist.write_text(FAILING.replace("limit(0, 1k)", "limit(-1k, 0)"))
+    out = tmp_path / "out"
+    assert main(["run", str(netlist), "-o", str(out), "--workers", "1"]) == 3
+    assert "every one of the 24 samples failed; sample 0 of seed 3" in capsys.readouterr().err
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_a_format_that_cannot_stream_is_refused(tmp_path, capsys):
+    netlist = tmp_path / "draws.net"
+    netlist.write_text(DRAWS + ".mc 2\n")
+    assert main(["run", str(netlist), "-o", str(tmp_path / "out"), "--format", "json"]) == 2
+    assert "--format json cannot stream a .mc run" in capsys.readouterr().err

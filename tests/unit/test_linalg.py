@@ -74,3 +74,27 @@ def test_every_ordering_solves_the_same(ordering):
     for use in ("once", "many"):
         lu = linalg.SparseLU(n, ladder.indptr, ladder.indices, names, "klu", ordering, use)
         assert np.abs(ladder @ lu.factor(ladder.data).solve(rhs) - rhs).max() < 1e-12
+
+
+@pytest.mark.skipif(not linalg.klu_available(), reason="no KLU library")
+def test_an_analysis_is_made_once_per_pattern_and_order_and_few_are_kept(monkeypatch):
+    monkeypatch.setattr(linalg, "_analyses", type(linalg._analyses)())
+    n = 1200
+    ladder = sp.diags([[3.0] * n, [-1.0] * (n - 1), [-1.0] * (n - 1)], [0, 1, -1], format="csc")
+    names = tuple(f"V({k})" for k in range(n))
+
+    def analysed(ordering: str, pattern=ladder):
+        lu = linalg.SparseLU(n, pattern.indptr, pattern.indices, names, "klu", ordering, "many")
+        lu.factor(pattern.data)
+        return lu._symbolic
+
+    first = analysed("dissection")
+    assert analysed("dissection") is first and analysed("auto") is first
+    assert analysed("amd") is not first
+    widened = sp.csc_matrix(ladder + sp.diags([[-0.5] * (n - 2)], [2]))
+    widened.sort_indices()
+    assert analysed("dissection", widened) is not first
+    for size in range(2, 2 + linalg.ANALYSES):    # other patterns push the first ones out
+        linalg.analysis(size, np.arange(size + 1), np.arange(size), "amd")
+    assert len(linalg._analyses) == linalg.ANALYSES
+    assert analysed("dissection") is not first
