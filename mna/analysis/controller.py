@@ -39,6 +39,12 @@ RESTART_FRACTION = 0.1  # after a breakpoint, of the step before it and of the g
 # matrix of the trapezoidal rule's full step (backward Euler damps what the corner excites)
 FIXED_RESTART = ((0.25, "be"), (0.5, "be"), (1.0, "trap"))
 EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign is located
+# after an event, two backward-Euler steps of this fraction of the restart step, too short
+# for their error to count: the first reaches the new law's path (the event's point lies off
+# it by the location's tolerance) and is forgotten, the second gives the new law's rates; so
+# the restart step has an error estimate of the new law's points alone
+EVENT_START = 1e-3
+SETTLING_STEPS = 2
 LOCATE_ITERATIONS = 100
 
 
@@ -121,7 +127,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
 
     When a device's switching function changes sign within a step, the step is shortened
     by regula falsi until it ends within `EVENT_FRACTION` of `hmax` after the change; there
-    the device's mode changes and the integration restarts, as after a breakpoint.
+    the device's mode changes and the integration restarts, as after a breakpoint, but
+    forgetting the points of the old law and with `SETTLING_STEPS` short steps first.
     """
     stats = Statistics()
     keep = scheme.order + 2
@@ -136,6 +143,9 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     starter = method(scheme.starter) if scheme.starter else scheme
     t, since_restart, next_target = 0.0, 0, 0
     restart_from = 0.0     # a fixed run's grid time where its last restart began
+    resume = 0.0           # the step to take after an event's short steps
+    settling = 0           # short steps still to take after an event
+    attempted = 0.0        # the step in which the last event was located
     h = policy.first
 
     def predict(h: float):
@@ -215,6 +225,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     continue
             event = bool(_crossed(switching, step.switching, solver.modes()).any())
             if event:
+                attempted = h
                 h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
                                          EVENT_FRACTION * policy.hmax)
                 landing = False
@@ -234,12 +245,24 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 modes = solver.modes()
                 solver.switch(step.x, t, _crossed(modes, switching, modes))
                 stats.events += 1
+                _forget(times, charges, flows, states)   # no estimate spans the event
             corner = landing or event or _passed(corners, t - previous, t)
             if policy.adaptive:
                 if corner and t < tstop * (1 - 1e-12):
                     since_restart = 0    # restart with the starter, from a short step
                     gap = targets[min(next_target + 1, len(targets) - 1)] - t
-                    h = min(h, RESTART_FRACTION * min(previous, gap if gap > 0 else previous))
+                    before = attempted if event else previous   # not the located step
+                    h = min(h, RESTART_FRACTION * min(before, gap if gap > 0 else before))
+                    if event:
+                        resume = resume or h   # kept through events within the short steps
+                        h, settling = resume * EVENT_START, SETTLING_STEPS
+                elif settling:
+                    settling -= 1
+                    since_restart = 0
+                    if settling:
+                        _forget(times, charges, flows, states)
+                    else:
+                        h, resume = resume, 0.0
             else:
                 if _on_grid(t, policy.hmax):
                     restart_from = t
@@ -263,25 +286,40 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
             step: _Step, solver: StepSolver, tolerance: float) -> tuple[float, float, _Step]:
     """The step from `t` that ends within `tolerance` after the first change of sign of a
     switching function in a step of `h` (regula falsi with the Illinois rule, on the step
-    size; each trial is a full step from `t`)."""
+    size; each trial is a full step from `t`). As in SUNDIALS' root finding, a trial stays
+    half the tolerance inside the bracket, so that once the estimate is that close, the
+    next trial or the one after closes the bracket."""
     modes = solver.modes()
     low, high = 0.0, h
     low_values, high_values = before, step.switching
-    kept = step
+    kept, last_side = step, 0
     for _ in range(LOCATE_ITERATIONS):
         if high - low <= tolerance:
             break
         crossing = _crossed(before, high_values, modes)
         fractions = low_values[crossing] / (low_values[crossing] - high_values[crossing])
-        trial = low + float(np.clip(np.min(fractions), 0.05, 0.95)) * (high - low)
+        trial = low + float(np.min(fractions)) * (high - low)
+        trial = min(max(trial, low + tolerance / 2), high - tolerance / 2)
         outcome = attempt(use, trial, t + trial, False)
-        if _crossed(before, outcome.switching, modes).any():
+        side = 1 if _crossed(before, outcome.switching, modes).any() else -1
+        if side > 0:
             high, high_values, kept = trial, outcome.switching, outcome
-            low_values = low_values / 2    # Illinois: no side is kept forever
         else:
             low, low_values = trial, outcome.switching
-            high_values = high_values / 2
+        if side == last_side:    # Illinois: an end kept twice has its values halved
+            if side > 0:
+                low_values = low_values / 2
+            else:
+                high_values = high_values / 2
+        last_side = side
     return high, t + high, kept
+
+
+def _forget(*histories: deque) -> None:
+    """Keep only the newest point of each history (a new law starts there)."""
+    for history in histories:
+        while len(history) > 1:
+            history.popleft()
 
 
 def _targets(breakpoints: np.ndarray, tstop: float, policy: Policy) -> np.ndarray:

@@ -98,6 +98,16 @@ class VoltageControlledCurrentSource(AcrossControlled):
         row.x.difference(*self.nodes[2:], s.value(self.gain))
 
 
+def check_controller(element: Element, control: str, circuit) -> None:
+    """That the element `control` whose through variable `element` reads has one."""
+    controller = circuit.elements_by_key.get(control)
+    if controller is None:
+        element.fail(f"controlling element '{control}' is not in the circuit")
+    if "" not in controller.branches():
+        element.fail(f"controlling element {controller.name} has no through-variable unknown "
+                     "(use a V source, an L, E, H, TF or GY)")
+
+
 @dataclass(eq=False)
 class ThroughControlled(Element):
     """Output port ``n+ n-`` driven by the through variable of another element."""
@@ -118,12 +128,7 @@ class ThroughControlled(Element):
         return cls(reader.name, reader.location, nodes, control, gain)
 
     def validate(self, circuit) -> None:
-        controller = circuit.elements_by_key.get(self.control)
-        if controller is None:
-            self.fail(f"controlling element '{self.control}' is not in the circuit")
-        if "" not in controller.branches():
-            self.fail(f"controlling element {controller.name} has no through-variable unknown "
-                      "(use a V source, an L, E, H, TF or GY)")
+        check_controller(self, self.control, circuit)
 
     def control_branch(self, s) -> int:
         return s.branch(s.circuit.elements_by_key[self.control])

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from mna.domains import KEYWORDS, Domain, domain_of_keyword, keywords_of
 from mna.elements.base import Element, Role, two_terminal_edge
+from mna.elements.modelled import ModelledElement, names_a_model, types_of
 from mna.expr import Value
 from mna.netlist.fields import GROUND, FieldReader
 
@@ -33,7 +34,9 @@ class Passive(Element):
         cls.allowed = ", ".join(f"{k}=" for k in sorted({*cls.keywords, *extra, *cls.extras}))
 
     @classmethod
-    def from_fields(cls, reader: FieldReader) -> Passive:
+    def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement:
+        if types_of(cls.letter) and names_a_model(reader, 2):   # ``R1 a b brake``: a model
+            return ModelledElement.read(reader, cls.letter)
         nodes = (reader.node("n+"), reader.node("n-"))
         bare = reader.value() if reader.remaining() else None
         reader.done()
@@ -108,7 +111,8 @@ class Resistor(Passive):
     ac: Value | None = None
 
     prefix = "R"
-    usage = ("Rname n+ n- value [tc1= tc2= temp= dtemp= ac=] | Rname n+ n- R=|b=value")
+    usage = ("Rname n+ n- value [tc1= tc2= temp= dtemp= ac=] | Rname n+ n- R=|b=value | "
+             "Rname n+ n- model")
     letter = "R"
     role = Role.DISSIPATOR
     extras = ("tc1", "tc2", "temp", "dtemp", "ac")
@@ -164,7 +168,8 @@ class Inductor(Passive):
     """A T-type element: inductor, spring, torsional spring, inertance."""
 
     prefix = "L"
-    usage = "Lname n+ n- value [IC=through] | Lname n+ n- L=|k=|I=value [IC=through]"
+    usage = ("Lname n+ n- value [IC=through] | Lname n+ n- L=|k=|I=value [IC=through] | "
+             "Lname n+ n- model")
     letter = "L"
     role = Role.THROUGH_STORE
 

@@ -1,0 +1,501 @@
+"""Nonlinear elements of every domain with discontinuities (friction that sticks, elastic stops,
+backlash, orifices and check valves, radiation and convection, SPICE's switches): whole
+transients against closed forms, against scipy's solve_ivp at rtol = atol = 1e-10 and against
+ngspice; the instants where a law changes located and stepped onto.
+
+Each deck states the tolerances it tightens (``.options reltol``, the first step through
+``tstep``, ``tmax``) for the accuracy its test asks.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import mna
+from mna.errors import NetlistError
+
+SIGMA = 5.670374419e-8
+NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
+
+
+def transient(text: str):
+    """The first analysis of `text`, as (time, frame)."""
+    frame = mna.run(mna.read_string(text))[0].to_dataframe()
+    return frame.index.to_numpy(), frame
+
+
+def reference(rates, span, y0, times, **options):
+    """solve_ivp at rtol = atol = 1e-10 (Radau: the systems below are stiff), at `times`."""
+    solution = solve_ivp(rates, span, y0, t_eval=times, rtol=1e-10, atol=1e-10,
+                         method=options.pop("method", "Radau"), **options)
+    assert solution.success, solution.message
+    return solution.y
+
+
+# -- friction --------------------------------------------------------------------------------
+
+def test_a_sliding_mass_stops_where_coulomb_friction_says_and_stays_stuck():
+    # 1 kg at 2 m/s against fc = 1 N: v = 2 - t, at rest from t = 2 s exactly;
+    # the stop is located to 1e-9 of tmax and the mass then held by the stuck law
+    time, frame = transient("slide\n.domain translational v\nCm v 0 m=1 IC=2\nRf v 0 brake\n"
+                            ".model brake friction(fc=1)\n.tran 0.01 4\n")
+    v = frame["V(v)"].to_numpy()
+    sliding = time < 2
+    assert np.max(np.abs(v[sliding] - (2 - time[sliding]))) < 1e-12
+    stop = time[np.argmax(~sliding)]        # the first point at or past the stop: the event
+    assert abs(stop - 2) < 1e-6
+    assert np.max(np.abs(v[time > stop])) < 1e-12
+    assert len(time[time > stop]) > 10
+
+
+def test_a_mass_pushed_from_rest_breaks_away_at_the_static_force():
+    # F = t against fs = 2 N, fc = 1 N, vs = 1e-4 m/s: stuck (v = 0, friction = push) until
+    # t = 2 s, then m v' = t - f(v). While the slide is slower than vs the friction is still
+    # near fs, which costs it a few mm/s by t = 3 s against the Coulomb-only 1.5 m/s: the
+    # reference is solve_ivp of the Stribeck law
+    text = ("push\n.domain translational v\nCm v 0 m=1\nIp 0 v PWL(0 0 10 10)\nRf v 0 stiction\n"
+            ".model stiction friction(fc=1 fs=2 vs=1e-4)\n.options reltol=1e-8\n"
+            ".tran 0.01 3\n.save V(v) I(Rf)\n")
+    time, frame = transient(text)
+    v, force = frame["V(v)"].to_numpy(), frame["I(Rf)"].to_numpy()
+    stuck = time < 2
+    assert np.all(v[stuck] == 0)
+    assert np.max(np.abs(force[stuck] - time[stuck])) < 1e-9
+    breakaway = time[np.argmax(~stuck)]
+    assert abs(breakaway - 2) < 1e-6
+
+    def rates(t, y):
+        return [t - (1 + math.exp(-(y[0] / 1e-4) ** 2))]
+
+    (expected,) = reference(rates, (2, 3), [0.0], [3.0], method="LSODA")
+    assert abs(v[-1] - expected[-1]) < 1e-6
+    assert abs(v[-1] - 1.5) < 5e-3    # Coulomb friction alone: (t^2/2 - t) from 2 to 3
+
+
+def test_stick_slip_does_not_chatter():
+    # a block on a belt at 0.1 m/s held by a spring: it sticks to the belt, breaks away when
+    # the spring pulls fs, slips back, sticks again: a few events per cycle, never thousands
+    text = ("stick-slip\n.domain translational belt x\nVb belt 0 0.1\nCm x 0 m=1 IC=0.1\n"
+            "Lk x 0 k=100 IC=0\nRf x belt stiction\n"
+            ".model stiction friction(fc=2 fs=4 b=0.1)\n.tran 0.01 10\n.save V(x) I(Rf)\n")
+    time, frame = transient(text)
+    v = frame["V(x)"].to_numpy()
+    stuck = np.abs(v - 0.1) < 1e-12
+    changes = np.count_nonzero(np.diff(stuck.astype(int)))
+    assert 4 <= changes <= 40, changes   # ~8 cycles of stick and slip in 10 s
+    assert len(time) < 20_000
+    assert np.max(np.abs(frame["I(Rf)"].to_numpy()[stuck])) <= 4 + 1e-9
+
+
+# -- contact ---------------------------------------------------------------------------------
+
+def bounce(zeta: float):
+    """1 kg at 1 m/s onto an elastogap (k = 100 N/m, gap 0.1 m): the table, the damped
+    frequency and the closed-form release: the stop never pulls, so it lets go where
+    k x + d v reaches 0, at the phase pi - atan(2 zeta sqrt(1 - zeta^2) / (1 - 2 zeta^2))."""
+    wn = 10.0
+    d = 2 * zeta * wn
+    text = (f"bounce\n.domain translational v\nCm v 0 m=1 IC=1\nLs v 0 stop\n"
+            f".model stop elastogap(k=100 d={d!r} gap=0.1)\n.options reltol=1e-9\n"
+            ".tran 1m 0.8\n.save V(v) I(Ls)\n")
+    time, frame = transient(text)
+    wd = wn * math.sqrt(1 - zeta**2)
+    phase = math.pi - math.atan2(2 * zeta * math.sqrt(1 - zeta**2), 1 - 2 * zeta**2)
+    return time, frame, wd, phase / wd
+
+
+def stepped_onto(time: np.ndarray, instant: float, tolerance: float = 1e-9) -> bool:
+    """Whether a time point lies within `tolerance` of `instant` (an event located there)."""
+    return bool(np.min(np.abs(time - instant)) < tolerance)
+
+
+def test_an_undamped_stop_returns_the_speed_after_half_a_period():
+    time, frame, wd, _ = bounce(0.0)
+    # entry on the exact line of flight; release where the trapezoidal rule's phase, its
+    # O(h^2) error at tmax = 1 ms, puts it
+    assert stepped_onto(time, 0.1) and stepped_onto(time, 0.1 + math.pi / wd, 1e-5)
+    assert abs(frame["V(v)"].iloc[-1] + 1) < 1e-6     # restitution exp(0) = 1
+
+
+def test_a_damped_stop_rebounds_with_the_closed_form_restitution():
+    zeta = 0.1
+    time, frame, wd, contact = bounce(zeta)
+    entry, release = 0.1, 0.1 + contact
+    assert stepped_onto(time, entry) and stepped_onto(time, release, 1e-5)
+    wn = 10.0
+    closed = math.exp(-zeta * wn * contact) * (
+        math.cos(wd * contact) - zeta * wn / wd * math.sin(wd * contact))
+    v = frame["V(v)"].to_numpy()
+    assert abs(v[-1] - closed) < 1e-5
+    # the Kelvin-Voigt contact that may pull would return exp(-zeta pi / sqrt(1 - zeta^2))
+    # after pi / wd: this one lets go earlier, and faster by 2% of v0 at zeta = 0.1
+    assert 0.01 < -v[-1] - math.exp(-zeta * math.pi / math.sqrt(1 - zeta**2)) < 0.02
+    # and everywhere between: the damped oscillation from the entry on
+    inside = (time > entry) & (time < release)
+    s = time[inside] - entry
+    oscillation = np.exp(-zeta * wn * s) * (np.cos(wd * s) - zeta * wn / wd * np.sin(wd * s))
+    assert np.max(np.abs(v[inside] - oscillation)) < 1e-5
+
+
+def test_a_backlash_drive_train_against_solve_ivp():
+    # motor inertia J1 driven by a sine torque, a gear play of 0.02 rad with stiffness and
+    # damping, the load J2 on a viscous bearing: contact on either side, never pulling.
+    # Each impact amplifies an earlier error, so the deck tightens reltol to 1e-10 and the
+    # first step (tstep / 10)
+    J1, J2, k, d, play, bearing = 0.01, 0.02, 50.0, 0.05, 0.02, 0.01
+    text = (f"backlash\n.domain rotational m l\nIt 0 m SIN(0 0.1 2)\nCm m 0 J={J1} IC=0\n"
+            f"Lb m l gear\nCl l 0 J={J2} IC=0\nRl l 0 b={bearing}\n"
+            f".model gear backlash(k={k} d={d} b={play})\n.options reltol=1e-10\n"
+            ".tran 10u 0.5 0 1m\n.save V(m) V(l) I(Lb)\n")
+    time, frame = transient(text)
+
+    def force(x, w, modes):
+        total = 0.0
+        for sign, mode in zip((1, -1), modes):
+            penetration = sign * x - play / 2
+            if mode:
+                total += sign * max(0.0, k * penetration + d * sign * w)
+        return total
+
+    expected = hybrid(lambda t, y, modes: [
+        (0.1 * math.sin(2 * math.pi * 2 * t) - force(y[2], y[0] - y[1], modes)) / J1,
+        (force(y[2], y[0] - y[1], modes) - bearing * y[1]) / J2,
+        y[0] - y[1]], lambda y: (y[2] - play / 2, -y[2] - play / 2), [0.0, 0.0, 0.0], time)
+    scale = np.max(np.abs(expected[:2]), axis=1)
+    assert np.max(np.abs(frame["V(m)"] - expected[0])) < 1e-5 * scale[0]
+    assert np.max(np.abs(frame["V(l)"] - expected[1])) < 1e-5 * scale[1]
+    engaged = np.abs(frame["I(Lb)"].to_numpy()) > 1e-9
+    assert np.count_nonzero(np.diff(engaged.astype(int))) >= 4   # contacts made and lost
+
+
+def hybrid(rates, sides, y0, times):
+    """solve_ivp through contact changes: whether each side touches is held through a
+    segment (so that the law stays smooth), and a segment ends where a side's penetration
+    `sides(y)` changes sign (rising for an open side, falling for a touching one, so that
+    the crossing just handled is not found again); the segments' dense output gives the
+    values at `times`."""
+    def crossing(index, touching):
+        def function(t, y, touching):
+            return sides(y)[index]
+        function.terminal = True
+        function.direction = -1.0 if touching else 1.0
+        return function
+
+    t, y = 0.0, np.array(y0, float)
+    touching = [value > 0 for value in sides(y)]
+    pieces = []
+    while t < times[-1]:
+        solution = solve_ivp(rates, (t, times[-1]), y, rtol=1e-10, atol=1e-10, method="Radau",
+                             events=[crossing(0, touching[0]), crossing(1, touching[1])],
+                             args=(touching,),
+                             dense_output=True)
+        assert solution.success, solution.message
+        pieces.append((t, solution.t[-1], solution.sol))
+        if solution.status != 1:   # the end, no event
+            break
+        t, y = solution.t[-1], solution.y[:, -1]
+        for index, found in enumerate(solution.t_events):
+            if len(found) and found[-1] == t:
+                touching[index] = not touching[index]
+    values = np.empty((len(y0), len(times)))
+    for start, stop, dense in pieces:
+        inside = (times >= start) & (times <= stop)
+        values[:, inside] = dense(times[inside])
+    return values
+
+
+# -- fluid ------------------------------------------------------------------------------------
+
+def test_a_tank_drains_through_an_orifice_by_torricelli():
+    # C p' = -cd A sqrt(2 p / rho): sqrt(p) falls linearly, sqrt(p) = sqrt(p0) - K t / (2 C)
+    # (dpl = 1 Pa: the laminar region is far below the 1% of p0 where the test ends)
+    C, p0, K = 1e-6, 2e5, 0.6 * 1e-4 * math.sqrt(2 / 1000)
+    rate = K / (2 * C)
+    empty = math.sqrt(p0) / rate
+    text = (f"tank\n.domain fluid p\nCt p 0 C={C} IC={p0}\nRo p 0 orifice\n"
+            f".model orifice orifice(cd=0.6 area=1e-4 rho=1000 dpl=1)\n"
+            f".options reltol=1e-8\n.tran {empty / 1000} {empty * 0.95}\n")
+    time, frame = transient(text)
+    p = frame["V(p)"].to_numpy()
+    closed = (math.sqrt(p0) - rate * time) ** 2
+    above = closed > 0.01 * p0
+    assert above.sum() > 50
+    assert np.max(np.abs(p[above] - closed[above]) / closed[above]) < 1e-4
+
+
+def pump_text(stop: float) -> str:
+    return ("pump\n.domain fluid ch acc\nIp 0 ch SIN(0 1e-4 10)\nCch ch 0 C=1e-12 IC=0\n"
+            "Rin 0 ch valve\nRout ch acc valve\nCacc acc 0 C=1e-9 IC=0\nRload acc 0 R=1e8\n"
+            ".model valve checkvalve(cd=0.7 area=1e-4 rho=1000 dpl=10 pcrack=1e3 popen=3e3 "
+            f"gleak=1e-12)\n.options reltol=1e-10\n.tran 1u {stop} 0 1m\n")
+
+
+def valve_flow(dp: np.ndarray | float) -> np.ndarray:
+    """The check valve of `pump_text`, as the README writes it."""
+    gain = 0.7 * 1e-4 * math.sqrt(2 / 1000)
+    orifice = gain * dp / (dp * dp + 100) ** 0.25
+    fraction = np.clip((dp - 1e3) / 2e3, 0, 1)
+    return 1e-12 * dp + fraction * orifice
+
+
+def test_a_check_valve_pump_against_solve_ivp():
+    # a piston's flow Q0 sin(wt) into a small chamber; the inlet valve opens on suction, the
+    # outlet valve into an accumulator on delivery; the load drains the accumulator
+    time, frame = transient(pump_text(0.25))
+
+    def rates(t, y):
+        chamber, accumulator = y
+        piston = 1e-4 * math.sin(2 * math.pi * 10 * t)
+        inlet, outlet = valve_flow(-chamber), valve_flow(chamber - accumulator)
+        return [(piston + inlet - outlet) / 1e-12, (outlet - accumulator / 1e8) / 1e-9]
+
+    chamber, accumulator = reference(rates, (0, time[-1]), [0.0, 0.0], time)
+    assert np.max(np.abs(frame["V(acc)"] - accumulator)) < 1e-5 * np.max(np.abs(accumulator))
+    assert np.max(np.abs(frame["V(ch)"] - chamber)) < 1e-5 * np.max(np.abs(chamber))
+    assert accumulator[-1] > 1e3     # it pumps
+
+
+# -- thermal -----------------------------------------------------------------------------------
+
+def test_a_plate_radiating_to_zero_kelvin():
+    # C T' = -sigma eps A T^4: T = (T0^-3 + 3 sigma eps A t / C)^(-1/3); tstep 0.01 s makes
+    # the first step (tstep/10, taken before any error estimate) short where T falls fastest,
+    # reltol = 1e-9 the others
+    C, eps, area, T0 = 100.0, 0.8, 0.5, 1000.0
+    text = (f"plate\n.domain thermal T\nCp T 0 C={C} IC={T0}\nRr T 0 radiator\n"
+            f".model radiator radiation(eps={eps} area={area})\n.options reltol=1e-9\n"
+            ".tran 0.01 1000 0 10\n")
+    time, frame = transient(text)
+    closed = (T0**-3 + 3 * SIGMA * eps * area * time / C) ** (-1 / 3)
+    assert np.max(np.abs(frame["V(T)"] - closed) / closed) < 1e-5
+
+
+def test_a_wall_with_natural_convection_against_solve_ivp():
+    # a heated room (C1) loses heat by natural convection (n = 1/3) to a wall (C2), through
+    # the wall's resistance and by convection (n = 1/4) to the outside air at 270 K. The
+    # truncation error is SPICE's, relative to the charges C T of absolute temperatures:
+    # reltol = 1e-10 and a first step of 0.01 s (tstep/10) hold the error within 1e-5 of
+    # the temperatures and 1e-4 of their changes
+    text = ("wall\n.domain thermal room wall out air\nIh 0 room SIN(500 400 1m)\n"
+            "Croom room 0 C=5e4 IC=290\nR1 room wall inside\nCwall wall 0 C=2e5 IC=285\n"
+            "Rw wall out R=0.01\nR2 out air outside\nCout out 0 C=1e3 IC=275\n"
+            "Vair air 0 270\n.model inside convection(h=2 area=20 n=0.3333333333333333)\n"
+            ".model outside convection(h=5 area=20 n=0.25)\n.options reltol=1e-10\n"
+            ".tran 0.1 3600 0 10\n")
+    time, frame = transient(text)
+
+    def convection(h, n, dt):
+        return h * 20 * dt * abs(dt) ** n
+
+    def rates(t, y):
+        room, wall, out = y
+        heat = 500 + 400 * math.sin(2 * math.pi * 1e-3 * t)
+        inside = convection(2, 1 / 3, room - wall)
+        through = (wall - out) / 0.01
+        outside = convection(5, 0.25, out - 270)
+        return [(heat - inside) / 5e4, (inside - through) / 2e5, (through - outside) / 1e3]
+
+    expected = reference(rates, (0, time[-1]), [290.0, 285.0, 275.0], time)
+    for row, name in zip(expected, ["V(room)", "V(wall)", "V(out)"]):
+        error = np.abs(frame[name].to_numpy() - row)
+        assert np.max(error / row) < 1e-5, name
+        assert np.max(error) < 1e-4 * np.max(np.abs(row - row[0])), name
+
+
+# -- switches --------------------------------------------------------------------------------
+
+def test_a_switch_charges_an_rc_from_the_located_instant():
+    # the control rises 0 -> 1 V from 1 ms to 2 ms and falls back from 5 ms to 6 ms: with
+    # vt = 0.3, vh = 0.1 the switch closes at c = 0.4 (t = 1.4 ms) and opens at c = 0.2
+    # (t = 5.8 ms). Closed: C charges through R1 + ron towards V R2 / (R1 + ron + R2)
+    # (tau = C (R1 + ron) || R2); open: it discharges through R2 (and roff). tmax = 2 us
+    # holds the trapezoidal rule's error below the 1e-6 asked
+    text = ("switched rc\nV1 in 0 1\nVc c 0 PULSE(0 1 1m 1m 1m 3m 10m)\nS1 in a c 0 sw1\n"
+            "R1 a out 1k\nC1 out 0 1u IC=0\nR2 out 0 2k\n"
+            ".model sw1 sw(vt=0.3 vh=0.1 ron=1 roff=1e12)\n.options reltol=1e-9 chgtol=1e-20\n"
+            ".tran 10u 8m 0 2u uic\n.save V(out)\n")
+    time, frame = transient(text)
+    on, off = 1.4e-3, 5.8e-3
+    assert stepped_onto(time, on) and stepped_onto(time, off)
+    R1, R2, C, roff, ron = 1e3, 2e3, 1e-6, 1e12, 1.0
+
+    def toward(t, start, value, resistance):
+        target = R2 / (resistance + R2)
+        tau = C * resistance * R2 / (resistance + R2)
+        return target + (value - target) * np.exp(-(t - start) / tau)
+
+    v_on = toward(on, 0.0, 0.0, R1 + roff)
+    v_off = toward(off, on, v_on, R1 + ron)
+    closed = np.where(time < on, toward(time, 0.0, 0.0, R1 + roff),
+                      np.where(time < off, toward(time, on, v_on, R1 + ron),
+                               toward(time, off, v_off, R1 + roff)))
+    assert np.max(np.abs(frame["V(out)"] - closed)) < 1e-6
+
+
+SWITCHED_RC = """switched RC with a voltage- and a current-controlled switch
+V1 in 0 1
+Vc c 0 PULSE(0 1 1m 1u 1u 3m 10m)
+S1 in a c 0 swm
+R1 a out 1k
+C1 out 0 1u IC=0
+R2 out 0 2k
+Vw w 0 PULSE(0 2 2m 1u 1u 4m 10m)
+Rw w wx 1k
+Vs wx 0 0
+W1 out d Vs cswm
+Rd d 0 500
+.model swm sw(vt=0.5 vh=0.1 ron=1 roff=1e9)
+.model cswm csw(it=1m ih=0.2m ron=10 roff=1e9)
+.tran 10u 10m 0 10u uic
+.save V(out) V(d)
+"""
+
+
+@pytest.mark.ngspice
+def test_switched_rc_against_ngspice(ngspice):
+    # both switch on fast control edges; ngspice switches at its first time point past a
+    # threshold (within its 10 us tmax), mna at the located instant: the difference is that
+    # lag
+    time, frame = transient(SWITCHED_RC)
+    spice = ngspice.run(SWITCHED_RC)["tran"].data
+    points = spice["time"].to_numpy()
+    for name in ("V(out)", "V(d)"):
+        theirs = spice[name].to_numpy()
+        ours = np.interp(points, time, frame[name].to_numpy())
+        assert np.max(np.abs(ours - theirs)) < 1e-3 * (theirs.max() - theirs.min()), name
+
+
+def test_switches_hold_their_state_inside_the_hysteresis_band():
+    # a control that rises to 0.45 (inside vt +- vh = 0.3 +- 0.2) never closes the switch;
+    # one that rises to 0.6 closes it and falls back to 0.2 (inside the band) without opening
+    text = ("band\nVc c 0 PWL(0 0 1m {top} 2m 0.2)\nV1 in 0 1\nS1 in out c 0 sw1\n"
+            "R1 out 0 1k\n.model sw1 sw(vt=0.3 vh=0.2 ron=1 roff=1e9)\n.tran 10u 3m\n"
+            ".save V(out)\n")
+    _, below = transient(text.replace("{top}", "0.45"))
+    assert below["V(out)"].max() < 1e-5
+    time, above = transient(text.replace("{top}", "0.6"))
+    assert above["V(out)"].iloc[-1] == pytest.approx(1000 / 1001, rel=1e-9)
+
+
+# -- operating point, AC, errors ----------------------------------------------------------
+
+LINEARISED = """nonlinear elements about their operating point
+.domain translational x y z
+.domain thermal hot
+Ix 0 x 1.5 AC 1
+Cx x 0 m=1
+Rf x 0 stiction
+Iy 0 y 1
+Cy y 0 m=2
+Ly y 0 cubic
+Iz 0 z 3 AC 1
+Cz z 0 m=1
+Rz z 0 sliding
+Vs sink 0 300
+Ih 0 hot 1 AC 1
+Ch hot 0 C=50
+Rr hot sink radiator
+.model stiction friction(fc=1 fs=2)
+.model sliding friction(fc=1 b=0.5)
+.model cubic spring(k=100 k3=1e4)
+.model radiator radiation(eps=1 area=1)
+.options reltol=1e-10
+.op
+.ac lin 3 0.01 1
+.ss in=Ih,Iy,Iz out=V(hot),V(y),V(z)
+.save V(x) V(y) V(z) V(hot) I(Rf) I(Ly)
+"""
+
+
+def test_ac_and_state_space_linearise_about_the_operating_point_with_modes_fixed():
+    # a block pushed with 1.5 N against fs = 2 N rests, stuck; one pushed with 3 N against
+    # fc = 1 N and b = 0.5 slides at 4 m/s (a damper b for small signals); a cubic spring
+    # stretched by 1 N (100 x + 1e4 x^3 = 1) is stiffer by 3e4 x^2; a radiator 1 W above a
+    # 300 K sink conducts 4 sigma T^3 (plus gmin)
+    op, ac, ss = mna.run(mna.read_string(LINEARISED))
+    assert abs(op["V(x)"]) < 1e-8 and op["I(Rf)"] == pytest.approx(1.5, rel=1e-9)
+    assert op["V(z)"] == pytest.approx(4.0, rel=1e-9)
+    assert op["I(Ly)"] == pytest.approx(1.0, rel=1e-9)
+    hot = op["V(hot)"]
+    assert SIGMA * (hot**4 - 300**4) + 1e-12 * (hot - 300) == pytest.approx(1.0, rel=1e-9)
+    x = np.roots([1e4, 0, 100, -1])
+    stretch = float(x[np.argmin(np.abs(x.imag))].real)
+    conductance = 4 * SIGMA * hot**3 + 1e-12
+    jw = 2j * np.pi * ac["frequency"]
+    assert np.all(np.abs(ac["V(x)"]) < 1e-8)   # the stuck block stays held
+    assert np.allclose(ac["V(z)"], 1 / (0.5 + jw), rtol=1e-9, atol=0)
+    assert np.allclose(ac["V(hot)"], 1 / (conductance + 50 * jw), rtol=1e-9, atol=0)
+    # state space: the radiator's pole, the sliding mass's, and the spring-mass pair's
+    poles = np.linalg.eigvals(np.asarray(ss.A, dtype=float))
+    stiffness = 100 + 3e4 * stretch**2
+    expected = [-conductance / 50, -0.5, 1j * math.sqrt(stiffness / 2),
+                -1j * math.sqrt(stiffness / 2)]
+    for pole in expected:
+        assert np.min(np.abs(poles - pole)) < 1e-9 * max(1.0, abs(pole)), (pole, poles)
+
+
+@pytest.mark.parametrize("model, line, message", [
+    ("friction(fc=2 fs=1)", "R1 x 0 m1", r"fs must be >= fc"),
+    ("orifice(area=-1e-4)", "R1 x 0 m1", r"area must be > 0"),
+    ("checkvalve(area=1e-4 pcrack=2e3 popen=1e3)", "R1 x 0 m1", r"popen must be above"),
+    ("elastogap(gap=0.1)", "L1 x 0 m1", r"k= is required"),
+    ("friction(fc=1 mu=2)", "R1 x 0 m1", r"unknown parameters mu"),
+    ("spring(k=1)", "R1 x 0 m1", r"of type spring, a model type of L lines"),
+    ("radiation(area=1)", "R1 x 0 m1", r"radiation elements belong to the thermal domain"),
+])
+def test_a_bad_model_is_a_located_netlist_error(model, line, message):
+    domain = "thermal" if "radiation" not in model else "translational"
+    domain = "fluid" if "orifice" in model or "valve" in model else domain
+    domain = "translational" if model.startswith(("friction", "elastogap", "spring",
+                                                  "radiation")) else domain
+    text = f"t\n.domain {domain} x\nC1 x 0 1 IC=0\n{line}\n.model m1 {model}\n.tran 1 2\n"
+    with pytest.raises(NetlistError, match=message) as info:
+        mna.read_string(text, "bad.net")
+    assert info.value.location.line == 4
+
+
+def test_a_word_that_names_no_model_is_still_a_bad_number():
+    with pytest.raises(NetlistError, match=r"bad number 'fric' for value") as info:
+        mna.read_string("t\nV1 a 0 1\nR1 a 0 fric\n", "bad.net")
+    assert (info.value.location.line, info.value.location.column) == (3, 8)
+
+
+# -- the example netlists ------------------------------------------------------------------
+
+AT = re.compile(r"^\*\s+at t = (?P<time>\S+) s:\s+(?P<name>[VI]\([\w.]+\))\s*=\s*"
+                r"(?P<value>\S+)\s+(?P<unit>\S+)", re.MULTILINE)
+HEADER_TOLERANCE = 1e-4   # of the largest magnitude of the output over the run
+
+
+def header_results(path: Path) -> list[tuple[float, str, float, str]]:
+    """The ``*   at t = T s: V(x) = value unit`` lines of a netlist's header."""
+    return [(float(m["time"]), m["name"], float(m["value"]), m["unit"])
+            for m in AT.finditer(path.read_text())]
+
+
+WITH_RESULTS = sorted(p.name for p in NETLISTS.glob("*.net") if header_results(p))
+
+
+def test_every_nonlinear_example_states_its_transient():
+    assert {"brake_flywheel.net", "bouncing_ball.net", "tank_orifice.net",
+            "radiating_plate.net", "checkvalve_pump.net", "switched_rc.net"} <= set(WITH_RESULTS)
+
+
+@pytest.mark.parametrize("name", WITH_RESULTS)
+def test_an_example_follows_the_transient_in_its_header(name):
+    (result,) = [r for r in mna.run(mna.read(NETLISTS / name)) if r.kind == "tran"]
+    frame, units = result.to_dataframe(), result.column_units()
+    failures = []
+    for time, output, value, unit in header_results(NETLISTS / name):
+        column = frame[output].to_numpy()
+        got = np.interp(time, frame.index.to_numpy(), column)
+        if abs(got - value) > HEADER_TOLERANCE * np.max(np.abs(column)) or units[output] != unit:
+            failures.append(f"{output} at {time:g} s: expected {value:g} {unit}, "
+                            f"got {got:g} {units[output]}")
+    assert not failures, "\n".join(failures)
