@@ -89,7 +89,7 @@ class Sweep:
                        listed=tuple(_number(reader, v, location) for v in values))
         start, stop, step = (_number(reader, reader.value(what), location)
                              for what in ("start", "stop", "step"))
-        if step == 0 or (stop - start) * step < 0:
+        if step == 0 or (stop != start and (stop > start) != (step > 0)):   # signs: no underflow
             reader.fail(f"step {step:g} does not lead from {start:g} to {stop:g}", location)
         return cls(key, name, is_parameter, location, limits=(start, stop, step))
 
