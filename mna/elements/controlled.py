@@ -52,8 +52,11 @@ class AcrossControlled(Element):
     def from_fields(cls, reader: FieldReader):
         if len(reader.card.fields) > 2 and isinstance(reader.card.fields[2], Call):
             nodes = (reader.node("n+"), reader.node("n-"))
-            return polynomial(reader, nodes, "v" if cls.prefix == "E" else "i",
-                              _voltage_control)
+            poly = polynomial(reader, nodes, "v" if cls.prefix == "E" else "i", _voltage_control)
+            if poly is None:
+                reader.fail("expected the controlling nodes nc+ nc- or POLY(n)", reader.place(),
+                            usage=True)
+            return poly
         nodes, gain = read_ports_and_value(reader, ("n+", "n-", "nc+", "nc-"), "gain")
         return cls(reader.name, reader.location, nodes, gain)
 

@@ -282,6 +282,7 @@ FOUND = [   # what the long profile found once: each must stay an mna error or a
     "t\nV1 a 0 DC 1 AC 1\nR1 a b 1\nC1 b 0 1\n.ac oct 1 1 1e308\n",
     "\n\nC1 0 0 FR\n", "t\nV1 a 0 1e308\nD1 a 0 dmod\n.model dmod D\n.op\n",
     "t\n.param p1=1\nV1 a 0 {p1}\nR1 a 0 1\n.step param p1 1e-310 5e-324 5e-324\n.op\n",
+    '\n\nE1 0 0 "POLY(1) 0 0 1 1\n', "t\nG1 a 0 foo(1) b 0 1\n",
 ]
 
 
