@@ -142,6 +142,8 @@ def _measure(circuit, measure: Measure, table) -> float:
     if measure.kind == "integ":
         return integral
     span = stop - start
+    if span == 0:   # a single point: the limits of the mean and the rms over a shrinking span
+        return float(ys[0]) if measure.kind == "avg" else abs(float(ys[0]))
     if measure.kind == "avg":
         return integral / span
     return math.sqrt(float(np.trapezoid(ys**2, xs)) / span)   # rms

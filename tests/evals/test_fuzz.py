@@ -283,6 +283,7 @@ FOUND = [   # what the long profile found once: each must stay an mna error or a
     "\n\nC1 0 0 FR\n", "t\nV1 a 0 1e308\nD1 a 0 dmod\n.model dmod D\n.op\n",
     "t\n.param p1=1\nV1 a 0 {p1}\nR1 a 0 1\n.step param p1 1e-310 5e-324 5e-324\n.op\n",
     '\n\nE1 0 0 "POLY(1) 0 0 1 1\n', "t\nG1 a 0 foo(1) b 0 1\n",
+    "t\nV1 a 0 1\nR1 a 0 1k\n.meas dc m4 avg I(V1)\n.dc V1 5e-324 5e-324 5e-324\n",
 ]
 
 

@@ -132,3 +132,10 @@ def test_poles_of_a_current_driven_rc_are_its_time_constants():
     # G = [[2, -1], [-1, 1]] mS, C = 1 uF each: poles at -1000 (3 -+ sqrt 5) / 2
     assert list(result["kind"]) == ["pole", "pole"]
     assert np.allclose(np.sort(result["re"]), -1000 * np.array([3 + 5**0.5, 3 - 5**0.5]) / 2)
+
+
+def test_mean_and_rms_of_a_single_point_are_its_value_and_magnitude():
+    result = measured("one point\nV1 a 0 1\nR1 a 0 1k\n.dc V1 2 2 1\n"
+                      ".meas dc m AVG I(V1)\n.meas dc r RMS I(V1)\n")
+    assert result["m"] == pytest.approx(-2e-3, rel=1e-12)     # I(V1) = -V/R = -2 mA
+    assert result["r"] == pytest.approx(2e-3, rel=1e-12)
