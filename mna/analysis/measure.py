@@ -128,8 +128,8 @@ def _measure(circuit, measure: Measure, table) -> float:
         return float(np.interp(at, x, y)) if not math.isnan(at) else math.nan
     if measure.kind == "find":
         return float(np.interp(measure.at, x, y))
-    if measure.kind == "deriv":
-        return float(np.interp(measure.at, x, np.gradient(y, x)))
+    if measure.kind == "deriv":   # undefined on a single point, as a crossing never made
+        return float(np.interp(measure.at, x, np.gradient(y, x))) if len(x) > 1 else math.nan
     start = x[0] if measure.start is None else measure.start
     stop = x[-1] if measure.stop is None else measure.stop
     inside = (x > start) & (x < stop)

@@ -421,6 +421,8 @@ class Measure:
                     reader.fail(f"{kind.upper()} needs AT=", usage=True)
         reader.done()
         spec["start"], spec["stop"] = spec.pop("from", None), spec.pop("to", None)
+        if None not in (spec["start"], spec["stop"]) and spec["start"] > spec["stop"]:
+            reader.fail(f"FROM={spec['start']:g} lies after TO={spec['stop']:g}", usage=True)
         return cls(analysis, name, kind, location=reader.location, **spec)
 
     @property

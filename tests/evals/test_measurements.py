@@ -139,3 +139,11 @@ def test_mean_and_rms_of_a_single_point_are_its_value_and_magnitude():
                       ".meas dc m AVG I(V1)\n.meas dc r RMS I(V1)\n")
     assert result["m"] == pytest.approx(-2e-3, rel=1e-12)     # I(V1) = -V/R = -2 mA
     assert result["r"] == pytest.approx(2e-3, rel=1e-12)
+
+
+def test_a_derivative_on_a_single_point_is_undefined_and_from_after_to_is_refused():
+    text = "one point\nV1 a 0 1\nR1 a 0 1k\n.dc V1 2 2 1\n"
+    assert math.isnan(measured(text + ".meas dc d DERIV I(V1) AT=2\n")["d"])
+    with pytest.raises(mna.NetlistError, match="FROM=3 lies after TO=1") as info:
+        mna.read_string(text + ".meas dc x MAX I(V1) FROM=3 TO=1\n")
+    assert info.value.location.line == 5
