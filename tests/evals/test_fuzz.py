@@ -96,7 +96,11 @@ ANALYSES = one(
     ".ss in=V1,I1 out=V(a),I(L1) tf | .ss | .ss in=V1 out=V(b) symbolic | .pz a 0 b 0 vol pz | "
     ".step param p1 list 1 2 | .step param p1 1 2 1 | .step param p1 0 1 0 | "
     ".step param nope list 1 | .meas tran m1 max V(a) | .meas tran m2 find V(a) when V(b)=0.5 | "
-    ".meas ac m3 max V(b) | .meas dc m4 avg I(V1) | .four 1k V(a) V(b)", " | ")
+    ".meas ac m3 max V(b) | .meas dc m4 avg I(V1) | .four 1k V(a) V(b) | "
+    ".meas dc m5 deriv I(V1) at=0.5 | .meas tran m6 rms V(a) from=1m to=0 | "
+    ".meas ac m7 find vdb(b) at=10 | .meas tran m8 integ V(a) from=0 to=0 | "
+    ".save vdb(a) vp(b) im(V1) vq(a) | .mc 3 seed=1\n.options workers=1 | .mc 0 | "
+    ".mc 2 seed=-1", " | ")
 ANALYSES |= st.builds(   # extreme but finite: each either runs a few points or is refused
     lambda card, args: card.format(*args), one(
         ".tran {} {} | .tran 1m 10m 0 {} | .tran 1m 10m {} | .ac dec 2 {} {} | .ac lin 2 {} {} | "
