@@ -478,7 +478,7 @@ class _Elaborator:
             if not isinstance(item, Call):
                 raise NetlistError("expected V(node), V(a,b), I(element) or an expression of "
                                    f"them, found '{field_text(item)}'", card.place(index))
-            self.saves.append(output_name(item, scope))
+            self.saves.append(output_name(item, scope, parts=True))
 
     def _domain(self, card: Card, scope: Scope) -> None:
         words = [f for f in card.fields if isinstance(f, str)]

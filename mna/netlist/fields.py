@@ -241,16 +241,19 @@ class OutputName:
                      for probe, place in self.expression.probes.items())
 
 
-def output_name(call: Call, scope: Scope) -> OutputName:
-    """``V(n)``, ``V(a,b)`` or ``I(name)``, or a part of one (``VDB(out)``), written in
-    `scope` as an `OutputName`."""
+def output_name(call: Call, scope: Scope, parts: bool = False) -> OutputName:
+    """``V(n)``, ``V(a,b)`` or ``I(name)`` written in `scope` as an `OutputName`; with
+    `parts`, also a part of one (``VDB(out)``: an output to print or measure, which no
+    linear model, initial condition or Fourier analysis takes)."""
     kind, part = call.name.upper()[:1], call.name.upper()[1:]
-    if call.args and all(isinstance(a, str) for a in call.args) and part in ("", *PARTS):
+    allowed = ("", *PARTS) if parts else ("",)
+    if call.args and all(isinstance(a, str) for a in call.args) and part in allowed:
         if kind == "V" and len(call.args) <= 2:
             return OutputName("V", tuple(scope.node(a) for a in call.args), call.location,
                               part=part)
         if kind == "I" and len(call.args) == 1:
             return OutputName("I", (scope.name(call.args[0]).lower(),), call.location,
                               part=part)
-    raise NetlistError(f"expected V(node), V(a,b) or I(element) (or a part of one: VM, VDB, "
-                       f"VP, VR, VI), found '{field_text(call)}'", call.location)
+    also = " (or a part of one: VM, VDB, VP, VR, VI)" if parts else ""
+    raise NetlistError(f"expected V(node), V(a,b) or I(element){also}, found "
+                       f"'{field_text(call)}'", call.location)

@@ -442,7 +442,7 @@ class _MeasureReader:
         reader = self.reader
         item = reader.take("measured output") if item is None else item
         if isinstance(item, Call):
-            return output_name(item, reader.scope)
+            return output_name(item, reader.scope, parts=True)
         if isinstance(item, Braced):
             return OutputName("E", (), reader.place(), reader.behavioural(item))
         reader.fail("expected V(node), I(element) or {expression}", reader.place(), usage=True)

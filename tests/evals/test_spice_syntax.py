@@ -224,3 +224,13 @@ def test_what_mna_does_not_model_is_a_located_refusal(line, named):
     with pytest.raises(mna.NetlistError, match=f"{named} (is|are) not supported by mna") as info:
         mna.read_string(text)
     assert (info.value.location.line, info.value.location.column) == (5, 1)
+
+
+@pytest.mark.parametrize("card, column", [
+    (".ss in=V1 out=VDB(out)", 15), (".nodeset VM(out)=1", 10), (".ic VDB(out)=1", 5),
+    (".four 1k VM(out)", 10),
+])
+def test_parts_of_probes_are_outputs_only(card, column):
+    with pytest.raises(mna.NetlistError, match="expected V\\(node\\), V\\(a,b\\) or I") as info:
+        mna.read_string(f"t\nV1 in 0 DC 1 AC 1\nR1 in out 1k\nC1 out 0 1u\n{card}\n.op\n")
+    assert (info.value.location.line, info.value.location.column) == (5, column)
