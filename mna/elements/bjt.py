@@ -28,8 +28,12 @@ from mna.elements.device import (
     terminal_array,
 )
 from mna.elements.diode import (
+    ABOVE_ABSOLUTE_ZERO,
     BOLTZMANN_OVER_CHARGE,
     EXPONENT_LIMIT,
+    GRADING,
+    NONNEGATIVE,
+    POSITIVE,
     Junction,
     check_model,
     critical_voltage,
@@ -37,6 +41,7 @@ from mna.elements.diode import (
     junction_limit,
     model_values,
     pn_current,
+    temperature_factor,
     temperatures,
     unsettled,
 )
@@ -54,6 +59,15 @@ DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 
 ALIASES = {"va": "vaf", "ik": "ikf", "c2": "ise", "vb": "var", "c4": "isc", "pe": "vje",
            "me": "mje", "pc": "vjc", "mc": "mjc", "csub": "cjs", "ccs": "cjs", "ps": "vjs",
            "ms": "mjs", "tref": "tnom"}
+RANGES = {"is": POSITIVE, "bf": POSITIVE, "br": POSITIVE, "nf": POSITIVE, "nr": POSITIVE,
+          "ne": POSITIVE, "nc": POSITIVE, "ns": POSITIVE, "vaf": NONNEGATIVE,
+          "var": NONNEGATIVE, "ikf": NONNEGATIVE, "ikr": NONNEGATIVE, "ise": NONNEGATIVE,
+          "isc": NONNEGATIVE, "iss": NONNEGATIVE, "rb": NONNEGATIVE, "re": NONNEGATIVE,
+          "rc": NONNEGATIVE, "cje": NONNEGATIVE, "cjc": NONNEGATIVE, "cjs": NONNEGATIVE,
+          "vje": POSITIVE, "vjc": POSITIVE, "vjs": POSITIVE, "mje": GRADING, "mjc": GRADING,
+          "mjs": GRADING, "tf": NONNEGATIVE, "tr": NONNEGATIVE, "xtf": NONNEGATIVE,
+          "itf": NONNEGATIVE, "xcjc": NONNEGATIVE, "fc": GRADING,
+          "eg": POSITIVE, "tnom": ABOVE_ABSOLUTE_ZERO}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 C, B, E, X, S = range(5)   # terminals: internal collector, base, emitter; base; substrate
 UNIT = np.eye(5)   # UNIT[k]: terminal k's unit vector
@@ -282,7 +296,7 @@ class BipolarTransistor(Element):
                      if given.get(key, 0.0) != 0.0)
 
     def stamp(self, s) -> None:
-        p = model_values(self, s, DEFAULTS, ALIASES)
+        p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
         area = s.value(self.area)
         kind = s.circuit.models[self.model].kind
         polarity = 1.0 if kind == "npn" else -1.0
@@ -291,7 +305,7 @@ class BipolarTransistor(Element):
         vt = BOLTZMANN_OVER_CHARGE * temperature
         ratio = temperature / nominal
         factlog = (ratio - 1) * p["eg"] / vt + p["xti"] * math.log(ratio)
-        bfactor = math.exp(math.log(ratio) * p["xtb"])
+        bfactor = temperature_factor(self, math.log(ratio) * p["xtb"])
         ise = p["ise"] * p["is"] if p["ise"] > 1e-4 else p["ise"]   # ngspice's old form
         isc = p["isc"] * p["is"] if p["isc"] > 1e-4 else p["isc"]
         fc = min(p["fc"], 0.9999)
@@ -306,14 +320,17 @@ class BipolarTransistor(Element):
         values = {
             "polarity": polarity, "substrate_sign": polarity * (-1.0 if lateral else 1.0),
             "lateral": float(lateral),
-            "is": area * p["is"] * math.exp(factlog),
+            "is": area * p["is"] * temperature_factor(self, factlog),
             "bf": p["bf"] * bfactor, "br": p["br"] * bfactor,
             "vtf": p["nf"] * vt, "vtr": p["nr"] * vt,
-            "ise": area * ise * math.exp(factlog / p["ne"]) / bfactor, "vte": p["ne"] * vt,
-            "isc": area * isc * math.exp(factlog / p["nc"]) / bfactor, "vtc": p["nc"] * vt,
+            "ise": area * ise * temperature_factor(self, factlog / p["ne"]) / bfactor,
+            "vte": p["ne"] * vt,
+            "isc": area * isc * temperature_factor(self, factlog / p["nc"]) / bfactor,
+            "vtc": p["nc"] * vt,
             "inv_vaf": inverse(p["vaf"]), "inv_var": inverse(p["var"]),
             "inv_ikf": inverse(p["ikf"]) / area, "inv_ikr": inverse(p["ikr"]) / area,
-            "iss": area * p["iss"] * math.exp(factlog), "vts": p["ns"] * vt, "vt": vt,
+            "iss": area * p["iss"] * temperature_factor(self, factlog), "vts": p["ns"] * vt,
+            "vt": vt,
             "gmin": s.circuit.options.gmin, "reltol": s.circuit.options.reltol,
             "abstol": s.circuit.options.abstol,
             "tf": p["tf"], "xtf": p["xtf"], "ovtf": inverse(p["vtf"] * 1.44),

@@ -263,14 +263,57 @@ class Diodes(Device):
         return Load(f, df, q[:, None] * STAMP[0], c[:, None, None] * STAMP)
 
 
-def model_values(element: Element, s, defaults: dict, aliases: dict | None = None) -> dict:
-    """The element's model parameters as numbers, defaults filled in (aliases resolved)."""
+@dataclass(frozen=True)
+class Range:
+    """Where a model parameter may lie: from `low` (excluded when `above`) to below `high`."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    above: bool = False
+
+    def problem(self, name: str, value: float) -> str | None:
+        if not math.isfinite(value):
+            return f"{name.upper()} must be finite, got {value:g}"
+        if value < self.low or (self.above and value == self.low):
+            relation = ">" if self.above else ">="
+            return f"{name.upper()} must be {relation} {self.low:g}, got {value:g}"
+        if value >= self.high:
+            return f"{name.upper()} must be < {self.high:g}, got {value:g}"
+        return None
+
+
+POSITIVE, NONNEGATIVE = Range(0.0, above=True), Range(0.0)
+GRADING = Range(0.0, 1.0)                   # a junction's grading and FC: in [0, 1)
+ABOVE_ABSOLUTE_ZERO = Range(-CELSIUS, above=True)   # a temperature in °C
+RANGES = {"is": POSITIVE, "n": POSITIVE, "rs": NONNEGATIVE, "cjo": NONNEGATIVE,
+          "vj": POSITIVE, "m": GRADING, "tt": NONNEGATIVE, "bv": POSITIVE,
+          "ibv": NONNEGATIVE, "nbv": POSITIVE, "fc": GRADING, "eg": POSITIVE,
+          "tnom": ABOVE_ABSOLUTE_ZERO}
+
+
+def model_values(element: Element, s, defaults: dict, aliases: dict | None = None,
+                 ranges: dict[str, Range] | None = None) -> dict:
+    """The element's model parameters as numbers, defaults filled in (aliases resolved),
+    each one given within its range (a located error otherwise: a zero emission coefficient
+    would divide by zero)."""
     given = s.circuit.models[element.model].parameters
     aliases = aliases or {}
     values = dict(defaults)
     for key, value in given.items():
-        values[aliases.get(key, key)] = s.value(value)
+        name = aliases.get(key, key)
+        values[name] = s.value(value)
+        allowed = (ranges or {}).get(name)
+        if allowed is not None and (problem := allowed.problem(key, values[name])):
+            element.fail(f"model '{element.model}': {problem}")
     return values
+
+
+def temperature_factor(element: Element, exponent: float) -> float:
+    """``exp(exponent)`` of a temperature scaling; a located error where it overflows."""
+    if exponent > EXPONENT_LIMIT:
+        element.fail(f"model '{element.model}': its currents scaled to the circuit's "
+                     "temperature overflow (check EG, XTI and .temp)")
+    return math.exp(exponent)
 
 
 def check_model(element: Element, circuit, kinds: tuple[str, ...], known: dict,
@@ -321,15 +364,15 @@ class Diode(Element):
         return ("junction",) if given.get("rs", 0.0) != 0.0 else ()
 
     def stamp(self, s) -> None:
-        p = model_values(self, s, DEFAULTS, ALIASES)
+        p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
         area = s.value(self.area)
         temperature, nominal = temperatures(s.circuit, p["tnom"])
         vt = BOLTZMANN_OVER_CHARGE * temperature
         vte = p["n"] * vt
         vtb = (p["nbv"] if p["nbv"] is not None else p["n"]) * vt
         ratio = temperature / nominal
-        saturation = p["is"] * area * math.exp((ratio - 1) * p["eg"] / vte
-                                               + p["xti"] / p["n"] * math.log(ratio))
+        saturation = p["is"] * area * temperature_factor(
+            self, (ratio - 1) * p["eg"] / vte + p["xti"] / p["n"] * math.log(ratio))
         vj, cjo = junction_at(p["vj"], p["cjo"] * area, p["m"], temperature, nominal)
         if p["fc"] * vj > 1.0:   # ngspice caps the junction potential at 1/FC
             vj = 1.0 / p["fc"]

@@ -32,9 +32,13 @@ from mna.elements.device import (
     terminal_array,
 )
 from mna.elements.diode import (
+    ABOVE_ABSOLUTE_ZERO,
     BOLTZMANN_OVER_CHARGE,
     CHARGE,
+    GRADING,
     NOMINAL_TEMPERATURE,
+    NONNEGATIVE,
+    POSITIVE,
     Junction,
     _potential_shift,
     check_model,
@@ -42,6 +46,7 @@ from mna.elements.diode import (
     junction_at,
     junction_limit,
     model_values,
+    temperature_factor,
     temperatures,
     unsettled,
 )
@@ -54,6 +59,13 @@ DEFAULTS = {"level": 1.0, "vto": 0.0, "kp": None, "gamma": None, "phi": None, "l
             "fc": 0.5, "nsub": None, "tpg": 1.0, "nss": 0.0, "tnom": None, "kf": 0.0,
             "af": 1.0}
 ALIASES = {"vt0": "vto", "uo": "u0", "tref": "tnom"}
+RANGES = {"kp": NONNEGATIVE, "gamma": NONNEGATIVE, "phi": POSITIVE, "lambda": NONNEGATIVE,
+          "rd": NONNEGATIVE, "rs": NONNEGATIVE, "rsh": NONNEGATIVE, "cbd": NONNEGATIVE,
+          "cbs": NONNEGATIVE, "is": NONNEGATIVE, "js": NONNEGATIVE, "pb": POSITIVE,
+          "cgso": NONNEGATIVE, "cgdo": NONNEGATIVE, "cgbo": NONNEGATIVE, "cj": NONNEGATIVE,
+          "mj": GRADING, "cjsw": NONNEGATIVE, "mjsw": GRADING, "tox": POSITIVE,
+          "ld": NONNEGATIVE, "u0": POSITIVE, "fc": GRADING, "nsub": POSITIVE,
+          "tnom": ABOVE_ABSOLUTE_ZERO}
 INSTANCE = ("w", "l", "ad", "as", "pd", "ps", "nrd", "nrs", "m")
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 OXIDE_PERMITTIVITY = 3.9 * 8.854214871e-12   # F/m, as ngspice's MOS1
@@ -399,7 +411,7 @@ class Mosfet(Element):
         return names
 
     def stamp(self, s) -> None:
-        p = model_values(self, s, DEFAULTS, ALIASES)
+        p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
         sizes = {key: s.value(value) for key, value in self.sizes.items()}
         options = s.circuit.options
         w = sizes.get("w", getattr(options, "defw", 1e-4))
@@ -450,7 +462,7 @@ class Mosfet(Element):
         vbi = (vto - polarity * gamma * math.sqrt(phi) + 0.5 * (gap_nominal - gap)
                + polarity * 0.5 * (tphi - phi))
         kp_t = kp / (ratio * math.sqrt(ratio))
-        scale = math.exp(-gap / vt + gap_nominal / vtnom)
+        scale = temperature_factor(self, -gap / vt + gap_nominal / vtnom)
         saturation, density = p["is"] * scale, p["js"] * scale
         pb, cj = junction_at(p["pb"], p["cj"] or 0.0, p["mj"], temperature, nominal)
         _, cjsw = junction_at(p["pb"], p["cjsw"] or 0.0, p["mjsw"], temperature, nominal)

@@ -308,3 +308,19 @@ def test_diode_with_a_huge_source_fails_cleanly(volts):
         warnings.simplefilter("error")
         with pytest.raises(mna.MnaError, match="no convergence"):
             mna.run(mna.read_string(text))
+
+
+@pytest.mark.parametrize("element, model, message", [
+    ("D1 b 0 m", "D(N=0)", "N must be > 0, got 0"),
+    ("D1 b 0 m", "D(TNOM=-273.15)", "TNOM must be > -273.15"),
+    ("D1 b 0 m", "D(M=1)", "M must be < 1, got 1"),
+    ("D1 b 0 m", "D(EG=100)", "temperature overflow"),
+    ("Q1 a b 0 m", "NPN(ISE=1e-14 NE=0)", "NE must be > 0, got 0"),
+    ("Q1 a b 0 m", "NPN(RE=-1)", "RE must be >= 0, got -1"),
+    ("M1 b a 0 0 m W=1u L=1u", "NMOS(TOX=0)", "TOX must be > 0, got 0"),
+])
+def test_model_parameters_out_of_range_are_located_errors(element, model, message):
+    text = f"t\n.temp 300\nV1 a 0 1\nR1 a b 1k\n{element}\n.model m {model}\n.op\n"
+    with pytest.raises(mna.NetlistError, match=message) as info:
+        mna.run(mna.read_string(text))
+    assert info.value.location.line == 5
