@@ -15,7 +15,7 @@ from typing import NoReturn
 import mna
 from mna.circuit import OPTION_CHOICES
 from mna.elements import Element
-from mna.errors import MnaError, NetlistError
+from mna.errors import MnaError, NetlistError, SchedulerError
 from mna.netlist.fields import FieldReader, Scope
 from mna.netlist.parser import parse_text
 from mna.netlist.requests import Request, StateSpace
@@ -131,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     except NetlistError as error:
         print(error, file=sys.stderr)
         return EXIT_NETLIST
+    except SchedulerError as error:
+        print(f"mna run: error: --scheduler: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except MnaError as error:
         print(f"{args.netlist}: error: {error}", file=sys.stderr)
         return EXIT_ANALYSIS

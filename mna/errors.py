@@ -53,6 +53,10 @@ class DescriptorIndexError(MnaError):
     """A descriptor system with no state-space form (e.g. a loop of across sources)."""
 
 
+class SchedulerError(MnaError):
+    """The Dask scheduler named by ``--scheduler`` cannot be reached."""
+
+
 def in_context(error: MnaError, context: str) -> MnaError:
     """The same error, its message saying where it happened (a sweep or step point)."""
     if isinstance(error, NetlistError):

@@ -10,6 +10,9 @@ from contextlib import ExitStack, contextmanager
 from distributed import Client, LocalCluster, WorkerPlugin
 
 from mna.analysis.parallel import install, uninstall
+from mna.errors import SchedulerError
+
+CONNECT_TIMEOUT = "10s"   # to reach a scheduler given by its address
 
 
 class _Install(WorkerPlugin):
@@ -40,7 +43,11 @@ def dask_executor(token: str, job, scheduler, workers: int) -> Iterator[tuple[ob
                 dashboard_address=None))
             client = stack.enter_context(Client(cluster))
         else:
-            client = stack.enter_context(Client(scheduler))
+            try:
+                client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT))
+            except OSError as error:
+                raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler}: "
+                                     f"{error}") from None
         name = f"mna-{token}"
         client.register_plugin(_Install(token, job), name=name)
         stack.callback(client.unregister_worker_plugin, name)

@@ -285,3 +285,15 @@ def test_a_format_that_cannot_stream_is_refused(tmp_path, capsys):
     netlist.write_text(DRAWS + ".mc 2\n")
     assert main(["run", str(netlist), "-o", str(tmp_path / "out"), "--format", "json"]) == 2
     assert "--format json cannot stream a .mc run" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason="the dask extra is not installed")
+def test_an_unreachable_scheduler_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    import mna.analysis.cluster as cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", "0.5s")
+    netlist = tmp_path / "mc.net"
+    netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
+    assert main(["run", "-q", str(netlist), "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in capsys.readouterr().err
