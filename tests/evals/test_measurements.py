@@ -147,3 +147,9 @@ def test_a_derivative_on_a_single_point_is_undefined_and_from_after_to_is_refuse
     with pytest.raises(mna.NetlistError, match="FROM=3 lies after TO=1") as info:
         mna.read_string(text + ".meas dc x MAX I(V1) FROM=3 TO=1\n")
     assert info.value.location.line == 5
+
+
+def test_measurements_of_minus_infinite_decibels_stay_quiet():
+    result = measured("t\nV1 a 0 PULSE(0 1 1m 1u 1u 1m 2m)\nR1 a 0 1k\nV2 q 0 0\n"
+                      ".tran 10u 3m\n.meas tran top MAX VDB(q)\n.meas tran swing PP VDB(q)\n")
+    assert result["top"] == -math.inf and math.isnan(result["swing"])
