@@ -122,7 +122,7 @@ class _Elaborator:
             montecarlo=self.montecarlo,
             measures=tuple(self.measures),
             fouriers=tuple(self.fouriers),
-            saves=tuple(self.saves),
+            saves=_distinct(self.saves),
             elements_by_key=self.elements_by_key,
         )
         for element in self.elements:
@@ -593,3 +593,13 @@ def _option_value(key: str, item: Assign, kind: str):
     if not number > 0:
         raise NetlistError(f"option {key} must be positive", item.places[0])
     return number
+
+
+def _distinct(outputs: list[OutputName]) -> tuple[OutputName, ...]:
+    """Each requested output once, where first written: ``.print`` cards of several
+    analyses may name the same output (one column is what makes it the same)."""
+    first: dict[tuple, OutputName] = {}
+    for output in outputs:
+        text = output.expression.text if output.expression is not None else None
+        first.setdefault((output.kind, output.keys, output.part, text), output)
+    return tuple(first.values())

@@ -234,3 +234,10 @@ def test_parts_of_probes_are_outputs_only(card, column):
     with pytest.raises(mna.NetlistError, match="expected V\\(node\\), V\\(a,b\\) or I") as info:
         mna.read_string(f"t\nV1 in 0 DC 1 AC 1\nR1 in out 1k\nC1 out 0 1u\n{card}\n.op\n")
     assert (info.value.location.line, info.value.location.column) == (5, column)
+
+
+def test_an_output_printed_for_several_analyses_is_one_column():
+    text = ("t\nV1 in 0 DC 1 AC 1\nR1 in out 1k\nC1 out 0 1u\n.print op V(out) vdb(out)\n"
+            ".print ac vdb(out) V(in)\n.save v(OUT)\n.op\n")
+    (op,) = mna.run(mna.read_string(text))
+    assert op.names == ("V(out)", "VDB(out)", "V(in)")
