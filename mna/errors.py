@@ -49,6 +49,11 @@ class ConvergenceError(MnaError):
     """Newton's method gave up: says where, how far off and what was tried."""
 
 
+class NoOperatingPoint(ConvergenceError):
+    """The DC equations were solved only thanks to a convergence aid: the circuit has no
+    operating point (a force that nothing but a gmin leak carries)."""
+
+
 class DescriptorIndexError(MnaError):
     """A descriptor system with no state-space form (e.g. a loop of across sources)."""
 

@@ -182,6 +182,13 @@ class Equations:
                                     crossed[start:start + count])
             start += count
 
+    def dc_problem(self, x: np.ndarray) -> str | None:
+        """Why the DC solution `x` is no operating point of the devices, or None."""
+        for slots in self.devices:
+            if problem := slots.device.dc_problem(self.terminal_values(x, slots.device)):
+                return problem
+        return None
+
     def settle_modes(self, x: np.ndarray, t: float) -> bool:
         """Set every device's modes that hold at `x`; whether any changed."""
         changed = False

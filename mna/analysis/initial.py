@@ -17,7 +17,13 @@ from mna.analysis.equations import Equations
 from mna.analysis.newton import solve_dc
 from mna.assembly import NumericBackend, Stamper, output_row
 from mna.diagnostics import check_dc_topology
-from mna.errors import ConvergenceError, NetlistError, SingularSystemError, TopologyError
+from mna.errors import (
+    ConvergenceError,
+    NetlistError,
+    NoOperatingPoint,
+    SingularSystemError,
+    TopologyError,
+)
 from mna.system import Entries
 
 log = logging.getLogger(__name__)
@@ -42,6 +48,12 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool) -> n
     if not system.is_linear:
         try:
             return solve_dc(bordered, rhs)[:n]
+        except NoOperatingPoint as error:
+            if uic:
+                raise
+            log.warning("%s: %s; the transient starts from rest, as with .tran ... uic",
+                        circuit.path, error)
+            return initial_state(circuit, equations, b0, uic=True)
         except ConvergenceError as error:
             if not uic:
                 raise

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mna.analysis.equations import Equations
-from mna.errors import ConvergenceError, SingularSystemError
+from mna.errors import ConvergenceError, NoOperatingPoint, SingularSystemError
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,7 @@ class NewtonFailure(Exception):
     residual: np.ndarray
     iterations: int
     reason: str
+    singular: bool = False   # the Jacobian could not be factored
 
     def worst(self, unknowns: tuple[str, ...], count: int = 3) -> str:
         """The equations with the largest residuals, named."""
@@ -105,7 +106,7 @@ class Newton:
             try:
                 step = eq.factor(jacobian).solve(-residual)
             except SingularSystemError as error:
-                raise NewtonFailure(x, residual, iteration, str(error)) from None
+                raise NewtonFailure(x, residual, iteration, str(error), singular=True) from None
             x_next = x + step
             if iterations is not None:
                 x = x_next
@@ -136,6 +137,8 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
     for _ in range(MODE_ROUNDS):
         x = _solve_dc(equations, b, x, time)
         if not equations.settle_modes(x, time):
+            if problem := equations.dc_problem(x):
+                raise NoOperatingPoint(f"no operating point at t={time:g}: {problem}")
             return x
     raise ConvergenceError(f"no DC solution at t={time:g}: the switching conditions of "
                            f"the devices still change after {MODE_ROUNDS} solutions")
@@ -148,21 +151,24 @@ def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
     newton = Newton(equations)
     start = np.zeros(equations.size) if x0 is None else x0
     tried = []
+    singular = True
     try:
         return newton.solve(b, start, time=time)
     except NewtonFailure as failure:
         tried.append(f"Newton from the initial guess ({failure.reason})")
-        last = failure
+        last, singular = failure, singular and failure.singular
     for aid in (_gmin_stepping, _source_stepping):
         try:
             x = aid(newton, b, start, time)
         except NewtonFailure as failure:
             tried.append(f"{aid.__doc__} ({failure.reason})")
-            last = failure
+            last, singular = failure, singular and failure.singular
             continue
         log.info("operating point%s: Newton failed from the initial guess; %s converged",
                  f" at t={time:g}" if time else "", aid.__doc__)
         return x
+    if singular:   # every aid met a singular Jacobian: the equations have no DC solution
+        raise NoOperatingPoint(f"no operating point at t={time:g}: {last.reason}")
     raise ConvergenceError(f"no convergence at t={time:g}: largest residuals in "
                            f"{last.worst(equations.unknowns)}; tried: {'; '.join(tried)}")
 

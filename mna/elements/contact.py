@@ -25,6 +25,7 @@ from mna.elements.device import Device, Instance, Load, parameters, terminal_arr
 from mna.elements.modelled import MECHANICAL, ModelType, Parameter
 
 OPEN, ENGAGED, RELEASED = 0, 1, 2
+LEAK_FORCE = 1e-9   # through an open contact's gmin spring: more is a force it cannot carry
 SIDES = np.array([1.0, -1.0])   # the upper side pushes back positive x, the lower negative
 
 
@@ -95,6 +96,17 @@ class Contacts(Device):
         new = np.select([self.state == OPEN, self.state == ENGAGED], [entering, leaving],
                         returning)
         self.state = np.where(crossed & self.active, new, self.state)
+
+    def dc_problem(self, v):
+        """An open contact carries force only through its gmin spring: where that force is
+        more than a leak, nothing else holds the bodies and there is no operating point."""
+        leak = self.gmin * (v[:, 3] - self.x0)
+        held = np.abs(leak) > LEAK_FORCE
+        if not held.any():
+            return None
+        name = self.names[int(np.argmax(held))]
+        return (f"{name} carries a force at DC that its contact cannot (it is open); nothing "
+                "else holds the bodies it joins")
 
     def settle(self, v, t):
         settled = np.where(self.active, self._laws(v), OPEN)

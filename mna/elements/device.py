@@ -90,6 +90,11 @@ class Device:
         to the laws on their other side."""
         self.modes = np.where(crossed, -self.modes, self.modes)
 
+    def dc_problem(self, v: np.ndarray) -> str | None:
+        """Why the DC solution at the terminal values `v` is no operating point of these
+        devices (a force that only a convergence aid carries), or None."""
+        return None
+
     def settle(self, v: np.ndarray, t: float) -> bool:
         """Set the modes that hold at `v` (a DC solution, a start); whether any changed. By
         default each mode is its function's sign (a zero keeps the mode)."""

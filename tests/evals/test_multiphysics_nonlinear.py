@@ -499,3 +499,19 @@ def test_an_example_follows_the_transient_in_its_header(name):
             failures.append(f"{output} at {time:g} s: expected {value:g} {unit}, "
                             f"got {got:g} {units[output]}")
     assert not failures, "\n".join(failures)
+
+
+OPEN_STOP = ("free mass pushed away from an open stop\n.domain translational v\nI1 0 v -1\n"
+             "Cm v 0 m=1\nLg v 0 gp\n.model gp elastogap(k=100 gap=0.1)\n")
+
+
+def test_a_force_only_an_open_contact_could_hold_has_no_operating_point():
+    with pytest.raises(mna.ConvergenceError, match="no operating point.*Lg carries a force"):
+        mna.run(mna.read_string(OPEN_STOP + ".op\n"))
+
+
+def test_without_an_operating_point_the_transient_starts_from_rest(caplog):
+    (result,) = mna.run(mna.read_string(OPEN_STOP + ".tran 10m 1\n"))
+    assert "starts from rest" in caplog.text
+    assert result["V(v)"] == pytest.approx(-result["time"], abs=1e-9)   # v = F t / m
+    assert np.max(np.abs(result["I(Lg)"])) < 1e-9   # the open stop never pushes nor pulls
