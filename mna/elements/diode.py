@@ -47,7 +47,7 @@ def temperatures(circuit, tnom: float | None = None) -> tuple[float, float]:
     return temp + CELSIUS, tnom + CELSIUS
 
 
-def _potential_shift(temperature: float) -> float:
+def potential_shift(temperature: float) -> float:
     """ngspice's ``pbfact``: the band-gap part of a junction potential at `temperature`."""
     vt = BOLTZMANN_OVER_CHARGE * temperature
     gap = 1.16 - (7.02e-4 * temperature * temperature) / (temperature + 1108)
@@ -68,10 +68,10 @@ def junction_at(potential: float, capacitance: float, grading: float, temperatur
     if temperature == nominal:
         return potential, capacitance
     fact1, fact2 = nominal / NOMINAL_TEMPERATURE, temperature / NOMINAL_TEMPERATURE
-    pbo = (potential - _potential_shift(nominal)) / fact1
+    pbo = (potential - potential_shift(nominal)) / fact1
     old = (potential - pbo) / pbo
     capacitance = capacitance / (1 + grading * (400e-6 * (nominal - NOMINAL_TEMPERATURE) - old))
-    potential = _potential_shift(temperature) + fact2 * pbo
+    potential = potential_shift(temperature) + fact2 * pbo
     new = (potential - pbo) / pbo
     capacitance *= 1 + grading * (400e-6 * (temperature - NOMINAL_TEMPERATURE) - new)
     return potential, capacitance

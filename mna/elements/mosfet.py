@@ -40,12 +40,12 @@ from mna.elements.diode import (
     NONNEGATIVE,
     POSITIVE,
     Junction,
-    _potential_shift,
     check_model,
     gap_energy,
     junction_at,
     junction_limit,
     model_values,
+    potential_shift,
     temperature_factor,
     temperatures,
     unsettled,
@@ -457,8 +457,8 @@ class Mosfet(Element):
         if temperature == nominal:
             tphi = phi
         else:
-            phio = (phi - _potential_shift(nominal)) / (nominal / NOMINAL_TEMPERATURE)
-            tphi = temperature / NOMINAL_TEMPERATURE * phio + _potential_shift(temperature)
+            phio = (phi - potential_shift(nominal)) / (nominal / NOMINAL_TEMPERATURE)
+            tphi = temperature / NOMINAL_TEMPERATURE * phio + potential_shift(temperature)
         vbi = (vto - polarity * gamma * math.sqrt(phi) + 0.5 * (gap_nominal - gap)
                + polarity * 0.5 * (tphi - phi))
         kp_t = kp / (ratio * math.sqrt(ratio))
