@@ -112,6 +112,8 @@ def monte_carlo(circuit: Circuit, n: int | None = None, seed: int | None = None,
     count = n if n is not None else mc.count if mc is not None else None
     if count is None:
         raise ValueError("monte_carlo needs the number of samples n (the netlist has no .mc)")
+    if count < 1:
+        raise ValueError(f"monte_carlo needs at least one sample, got n={count}")
     seed = seed if seed is not None else mc.seed if mc is not None else None
     circuit = dataclasses.replace(circuit, montecarlo=MonteCarlo(
         count, seed, mc.location if mc is not None else None))

@@ -100,9 +100,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _count(text: str) -> int:
-    """A whole number of at least 0 (0: every core)."""
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    """A whole number of at least 1, as ``.options workers=`` takes."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
     return int(text)
 
 

@@ -220,9 +220,9 @@ class RunTables:
     def summary(self) -> str:
         """The Monte Carlo statistics as printed."""
         count = self.plan.circuit.montecarlo.count
-        failed = len(self.failures.failures)
+        failed = len(self.failures.failures)   # runs: a sample at each step point
         return (f"Monte Carlo: {count} samples, seed={self.plan.seed}"
-                + (f", {failed} failed and left out" if failed else "")
+                + (f", {failed} runs failed and left out" if failed else "")
                 + "\n" + self.statistics.summary())
 
 

@@ -258,7 +258,8 @@ def test_a_failing_sample_is_reported_and_left_out(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", str(netlist), "-o", str(out), "--workers", "2"]) == 0
     printed = capsys.readouterr()
-    assert f"Monte Carlo: 24 samples, seed=3, {len(failing)} failed and left out" in printed.out
+    summary = f"Monte Carlo: 24 samples, seed=3, {len(failing)} runs failed and left out"
+    assert summary in printed.out
     assert f"sample {failing[0]} of seed 3 failed and is left out: singular" in printed.err
     op = pd.read_csv(out / "op.csv")
     assert sorted(set(op["sample"])) == sorted(set(range(24)) - set(failing))
@@ -297,3 +298,13 @@ def test_an_unreachable_scheduler_is_a_usage_error(tmp_path, monkeypatch, capsys
     netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
     assert main(["run", "-q", str(netlist), "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in capsys.readouterr().err
+
+
+def test_no_samples_and_no_workers_are_refused(tmp_path, capsys):
+    circuit = mna.read_string("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.op\n")
+    with pytest.raises(ValueError, match="at least one sample, got n=0"):
+        mna.monte_carlo(circuit, 0)
+    netlist = tmp_path / "mc.net"
+    netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
+    assert main(["run", "-q", str(netlist), "--workers", "0"]) == 2
+    assert "at least 1, got '0'" in capsys.readouterr().err
