@@ -93,8 +93,8 @@ def _table(results: list[Result], kind: str, what: str,
 
 
 def _values(circuit, table: dict[str, np.ndarray], output) -> np.ndarray:
-    """The quantity along the table (a probe's column, or an expression of them);
-    magnitudes of phasors."""
+    """The quantity along the table (a probe's column, or an expression of them); of a
+    phasor its real part, as ngspice measures one (``VM(out)``, ``VDB(out)`` ask for more)."""
     if output.part:
         return np.asarray(part_of(table[circuit.label(output.probes()[0])], output.part), float)
     if output.kind != "E":
@@ -105,7 +105,7 @@ def _values(circuit, table: dict[str, np.ndarray], output) -> np.ndarray:
         values = np.array([output.expression.evaluate(
             {}, probes={p: v[k] for p, v in probes.items()})
             for k in range(len(next(iter(table.values()))))])
-    return np.abs(values) if np.iscomplexobj(values) else np.asarray(values, float)
+    return np.real(values) if np.iscomplexobj(values) else np.asarray(values, float)
 
 
 def _axis(table: dict[str, np.ndarray]) -> np.ndarray:

@@ -153,3 +153,17 @@ def test_measurements_of_minus_infinite_decibels_stay_quiet():
     result = measured("t\nV1 a 0 PULSE(0 1 1m 1u 1u 1m 2m)\nR1 a 0 1k\nV2 q 0 0\n"
                       ".tran 10u 3m\n.meas tran top MAX VDB(q)\n.meas tran swing PP VDB(q)\n")
     assert result["top"] == -math.inf and math.isnan(result["swing"])
+
+
+@pytest.mark.ngspice
+def test_ac_measurements_of_a_plain_probe_take_its_real_part_as_ngspice(ngspice):
+    text = ("rc\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nC1 out 0 1u\n.ac dec 100 10 10k\n"
+            ".meas ac f3 WHEN V(out)=0.70710678\n.meas ac f3m WHEN VM(out)=0.70710678\n"
+            ".meas ac low MIN V(out)\n")
+    ours, theirs = measured(text), printed(ngspice.printout(text))
+    for name in ("f3", "f3m", "low"):
+        assert ours[name] == pytest.approx(theirs[name], rel=1e-4), name
+    tau = 1e-3    # Re H = 1 / (1 + (w tau)^2) and |H| = 1 / sqrt(1 + (w tau)^2)
+    assert ours["f3"] == pytest.approx(math.sqrt(math.sqrt(2) - 1) / (2 * math.pi * tau),
+                                       rel=1e-3)
+    assert ours["f3m"] == pytest.approx(1 / (2 * math.pi * tau), rel=1e-3)

@@ -22,7 +22,7 @@ V1 in 0 AC 1
 R1 in out {{agauss({R:g}, {SIGMA_R:g}, 1)}}
 C1 out 0 {C:g}
 .ac lin 16 100 250
-.meas ac f3 WHEN V(out)=0.70710678
+.meas ac f3 WHEN VM(out)=0.70710678
 .mc {SAMPLES} seed=2024
 """
 
