@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mna.domains import across_unit, through_unit
+from mna.domains import across_unit
 from mna.elements.device import Device, Instance
 from mna.errors import NetlistError
 from mna.expr import Expression, Value
@@ -177,7 +177,7 @@ class Numbering:
                 self.branch_index[(id(element), port)] = len(unknowns)
                 label = element.name if not port else f"{element.name}:{port}"
                 unknowns.append(f"I({label})")
-                units.append(through_unit(element.branch_domain(port, circuit.domain_of)))
+                units.append(element.branch_unit(port, circuit.domain_of))
         self.unknowns = tuple(unknowns)
         self.units = tuple(units)
 
@@ -305,6 +305,10 @@ def assemble(
 
 def output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
     """`output` as a combination of unknowns, their derivatives and inputs."""
+    if output.kind == "I" and len(output.keys) == 2:   # an element's extra unknown
+        row = OutputRow(s)
+        row.x.add(s.branch(circuit.elements_by_key[output.keys[0]], output.keys[1]), 1)
+        return row
     if output.kind == "I":
         return s.through_row(circuit.elements_by_key[output.keys[0]])
     row = OutputRow(s)

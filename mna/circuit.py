@@ -132,8 +132,13 @@ class Circuit:
             return
         where = output.location or location
         if output.kind == "I":
-            if output.keys[0] not in self.elements_by_key:
+            element = self.elements_by_key.get(output.keys[0])
+            if element is None:
                 raise NetlistError(f"no element '{output.keys[0]}' in the circuit", where)
+            ports = [p for p in element.branches() if p]
+            if output.keys[1:] and output.keys[1] not in ports:
+                raise NetlistError(f"{element.name} has no unknown '{output.keys[1]}' (its "
+                                   f"own: {', '.join(ports) or 'none'})", where)
             return
         for key in output.keys:
             if key != GROUND and key not in self.nodes:
@@ -162,7 +167,8 @@ class Circuit:
             return output.expression.text
         if output.kind == "V":
             return f"V{output.part}({','.join(self.node_name(k) for k in output.keys)})"
-        return f"I{output.part}({self.elements_by_key[output.keys[0]].name})"
+        port = "".join(f":{p}" for p in output.keys[1:])
+        return f"I{output.part}({self.elements_by_key[output.keys[0]].name}{port})"
 
     def unit(self, output: OutputName) -> str:
         if output.kind == "E":
@@ -173,6 +179,8 @@ class Circuit:
             node = next((k for k in output.keys if k != GROUND), None)
             return across_unit(self.domain_of(node)) if node else "V"
         element = self.elements_by_key[output.keys[0]]
+        if output.keys[1:]:
+            return element.branch_unit(output.keys[1], self.domain_of)
         return through_unit(element.port_domain(self.domain_of))
 
     def default_outputs(self) -> tuple[OutputName, ...]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn
 
-from mna.domains import Domain
+from mna.domains import Domain, through_unit
 from mna.errors import NetlistError
 from mna.netlist.fields import GROUND
 from mna.netlist.model import SourceLocation
@@ -105,8 +105,12 @@ class Element:
         return Domain.ELECTRICAL
 
     def branch_domain(self, port: str, domain_of) -> Domain:
-        """The domain of the extra unknown `port` (its unit follows from it)."""
+        """The domain of the extra unknown `port`."""
         return self.port_domain(domain_of)
+
+    def branch_unit(self, port: str, domain_of) -> str:
+        """The unit of the extra unknown `port`: a through variable of its domain."""
+        return through_unit(self.branch_domain(port, domain_of))
 
     # -- assembly ----------------------------------------------------------------------------
     def internal_nodes(self, circuit) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from mna.elements.device import Device, Instance, Load, parameters, terminal_array
-from mna.elements.modelled import MECHANICAL, ModelType, Parameter
+from mna.elements.modelled import DISPLACEMENT, MECHANICAL, ModelType, Parameter
 
 OPEN, ENGAGED, RELEASED = 0, 1, 2
 LEAK_FORCE = 1e-9   # through an open contact's gmin spring: more is a force it cannot carry
@@ -149,6 +149,10 @@ class Displacement(ModelType):
     @classmethod
     def branches(cls, element):
         return ("", "x")
+
+    @classmethod
+    def branch_unit(cls, port, domain):
+        return DISPLACEMENT[domain] if port == "x" else None
 
     @classmethod
     def instance(cls, p: dict[str, float]) -> dict[str, float]:

@@ -94,6 +94,11 @@ class ModelType:
         raise NotImplementedError
 
     @classmethod
+    def branch_unit(cls, port: str, domain: Domain) -> str | None:
+        """The unit of the extra unknown `port` where it is no through variable."""
+        return None
+
+    @classmethod
     def initial_conditions(cls, element: ModelledElement, s, values: dict[str, Value]):
         return []
 
@@ -222,6 +227,9 @@ class ModelledElement(Element):
 
     def branches(self):
         return self.law.branches(self)
+
+    def branch_unit(self, port: str, domain_of) -> str:
+        return self.law.branch_unit(port, self.domain) or super().branch_unit(port, domain_of)
 
     def reports_through(self) -> bool:
         return self.law.reports

@@ -251,9 +251,10 @@ def output_name(call: Call, scope: Scope, parts: bool = False) -> OutputName:
         if kind == "V" and len(call.args) <= 2:
             return OutputName("V", tuple(scope.node(a) for a in call.args), call.location,
                               part=part)
-        if kind == "I" and len(call.args) == 1:
-            return OutputName("I", (scope.name(call.args[0]).lower(),), call.location,
-                              part=part)
+        if kind == "I" and len(call.args) == 1:   # I(name), or I(name:port) of an extra unknown
+            name, _, port = call.args[0].partition(":")
+            keys = (scope.name(name).lower(), *((port.lower(),) if port else ()))
+            return OutputName("I", keys, call.location, part=part)
     also = " (or a part of one: VM, VDB, VP, VR, VI)" if parts else ""
     raise NetlistError(f"expected V(node), V(a,b) or I(element){also}, found "
                        f"'{field_text(call)}'", call.location)

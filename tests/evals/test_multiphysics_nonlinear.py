@@ -515,3 +515,18 @@ def test_without_an_operating_point_the_transient_starts_from_rest(caplog):
     assert "starts from rest" in caplog.text
     assert result["V(v)"] == pytest.approx(-result["time"], abs=1e-9)   # v = F t / m
     assert np.max(np.abs(result["I(Lg)"])) < 1e-9   # the open stop never pushes nor pulls
+
+
+def test_a_contact_displacement_is_an_output_in_metres():
+    text = Path(__file__).parents[2].joinpath("netlists", "bouncing_ball.net").read_text()
+    text = re.sub(r"^\.save .*$", ".save V(ball) I(Lstop:x)", text, flags=re.M)
+    (result,) = mna.run(mna.read_string(text))
+    assert result.units["I(Lstop:x)"] == "m"
+    t, v, x = result["time"], result["V(ball)"], result["I(Lstop:x)"]
+    integral = np.concatenate([[0.0], np.cumsum(np.diff(t) * (v[1:] + v[:-1]) / 2)])
+    assert np.max(np.abs(x - integral)) < 1e-6     # x = x0 + the integral of v (x0 = 0)
+    static, kinetic = 0.1 * 9.81 / 1e4, 0.1 * 2 * 9.81 * 1.0 / 1e4   # m g / k, m v1^2 / k
+    squeeze = static + math.sqrt(static**2 + kinetic)    # the deepest point of the contact
+    assert x.max() == pytest.approx(1.0 + squeeze, abs=1e-5)
+    with pytest.raises(NetlistError, match="Lstop has no unknown 'y' \\(its own: x\\)"):
+        mna.read_string(text.replace("I(Lstop:x)", "I(Lstop:y)"))
