@@ -28,6 +28,7 @@ from mna.elements.modelled import MECHANICAL, ModelType, Parameter
 
 STUCK, FORWARD, BACKWARD, RESTING, SMOOTH = 0, 1, -1, 2, 3
 RESTING_VELOCITY = 1e-9   # of a resting element at DC, at its breakaway force
+LARGEST_DAMPING = 1e250   # of that damper: more would overflow the Jacobian's products
 
 
 class Frictions(Device):
@@ -140,6 +141,9 @@ class Friction(ModelType):
                    "alone is an R line with b="
         if not (p["fs"] > 0 or p["b"] > 0):
             return "friction needs fc, fs or b > 0"
+        if p["stick"] and max(p["fs"], p["fc"]) / RESTING_VELOCITY + p["b"] > LARGEST_DAMPING:
+            return (f"fs={max(p['fs'], p['fc']):g} is too large to hold at rest (its damper at "
+                    f"DC, fs / {RESTING_VELOCITY:g} m/s, overflows)")
         return None
 
     @classmethod

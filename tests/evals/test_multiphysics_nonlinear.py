@@ -442,6 +442,7 @@ def test_ac_and_state_space_linearise_about_the_operating_point_with_modes_fixed
 
 @pytest.mark.parametrize("model, line, message", [
     ("friction(fc=2 fs=1)", "R1 x 0 m1", r"fs must be >= fc"),
+    ("friction(fc=1e300)", "R1 x 0 m1", r"fs=1e\+300 is too large to hold at rest"),
     ("orifice(area=-1e-4)", "R1 x 0 m1", r"area must be > 0"),
     ("checkvalve(area=1e-4 pcrack=2e3 popen=1e3)", "R1 x 0 m1", r"popen must be above"),
     ("elastogap(gap=0.1)", "L1 x 0 m1", r"k= is required"),
