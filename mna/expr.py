@@ -153,6 +153,9 @@ def _nominal(nominal: float, *variation: float) -> float:
 FUNCTIONS.update({name: Function(draw.arity, _nominal, lambda sp, nominal, *variation: nominal)
                   for name, draw in DRAWS.items()})
 
+# operations whose result on rational numbers sympy keeps exact, cheaply
+EXACT = frozenset({"+", "-", "*", "/", "neg"})
+
 # operators: (precedence, name of their function); unary ones bind tighter than any binary
 BINARY = {"?": (0, "?"), "||": (1, "||"), "&&": (2, "&&"), "==": (3, "=="), "!=": (3, "!="),
           "<": (4, "<"), "<=": (4, "<="), ">": (4, ">"), ">=": (4, ">="),
@@ -364,8 +367,25 @@ class Expression:
                 function = FUNCTIONS.get(step.argument) or OPERATORS[step.argument]
                 arguments = stack[len(stack) - function.arity:]
                 del stack[len(stack) - function.arity:]
-                stack.append(function.symbolic(sympy, *arguments))
+                if all(isinstance(a, sympy.Number) for a in arguments):
+                    stack.append(self._folded(sympy, step, function, arguments))
+                else:
+                    stack.append(function.symbolic(sympy, *arguments))
         return stack[0]
+
+    def _folded(self, sympy, step: Instruction, function: Function, arguments: list):
+        """An operation on numbers alone, computed as `evaluate` computes it (so that a power
+        tower or a root of a negative number is the same located error, never a huge exact
+        integer or a complex number); kept exact for rational arithmetic."""
+        floats = [float(a) for a in arguments]
+        try:
+            value = _check(function.numeric(*floats))
+        except (ArithmeticError, ValueError, TypeError) as error:
+            self._fail(step, _reason(step.argument, floats, error))
+        if step.argument in EXACT:
+            return function.symbolic(sympy, *arguments)
+        return (sympy.Integer(int(value)) if value == int(value) and abs(value) < 2**53
+                else sympy.Float(value))
 
 
 Value: TypeAlias = "float | Expression"

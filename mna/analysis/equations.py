@@ -127,6 +127,8 @@ class Equations:
     # -- the devices ----------------------------------------------------------------------------
     def terminal_values(self, x: np.ndarray, device: Device) -> np.ndarray:
         """The values of `device`'s terminals (0 for the reference)."""
+        if not len(x):   # every terminal on the reference: nothing to index
+            return np.zeros(device.terminals.shape)
         return np.where(device.terminals >= 0, x[device.terminals], 0.0)
 
     def scatter(self, slots: DeviceSlots, load: Load, gamma: float, v: np.ndarray,

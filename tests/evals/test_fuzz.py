@@ -288,6 +288,8 @@ FOUND = [   # what the long profile found once: each must stay an mna error or a
     "t\n.param p1=1\nV1 a 0 {p1}\nR1 a 0 1\n.step param p1 1e-310 5e-324 5e-324\n.op\n",
     '\n\nE1 0 0 "POLY(1) 0 0 1 1\n', "t\nG1 a 0 foo(1) b 0 1\n",
     "t\nV1 a 0 1\nR1 a 0 1k\n.meas dc m4 avg I(V1)\n.dc V1 5e-324 5e-324 5e-324\n",
+    "t\nV1 a 0 1\nR1 a b 1k\nC1 b 0 1u\n.op\nG1 0 0 POLY(1) A 0 1 {(-8)**(1/3)}\n",
+    "t\n.op\nG1 0 0 POLY(1) 0 0 1 {9**9**9}\n", "t\n.op\nG1 0 0 POLY(1) 0 0 1 1\n",
 ]
 
 

@@ -228,3 +228,19 @@ def test_an_include_from_elsewhere_reads_and_a_foreign_file_is_never_shown(tmp_p
     err = capsys.readouterr().err
     assert f"{secret}:1:" in err and "error: not a netlist line" in err
     assert "root" not in err.replace(str(tmp_path), "")
+
+
+@pytest.mark.parametrize("expression, message, column", [
+    ("(-8)**(1/3)*V(a)", "-8 ^ 0.333333 is not a real number", 15),
+    ("9**9**9*V(a)", "9 ^ 3.8742e+08 overflows", 12),
+    ("sqrt(-1)+V(a)", "sqrt(-1) is not a real number", 11),
+])
+def test_constants_in_behavioural_sources_are_computed_as_everywhere(expression, message,
+                                                                     column):
+    error = error_of(f"t\nV1 a 0 1\nR1 a 0 1\nB1 0 a I={{{expression}}}\n.op\n")
+    assert message in error.message and place(error) == (4, column)
+
+
+def test_an_element_with_every_terminal_on_the_reference_is_harmless():
+    (op,) = mna.run(mna.read_string("t\nB1 0 0 I={V(0)+1}\n.op\n"))
+    assert op.names == ()
