@@ -387,9 +387,6 @@ class Mosfet(Element):
         given = circuit.models[self.model].parameters
         if given.get("level", 1.0) != 1.0:
             self.fail(f"model '{self.model}': only LEVEL=1 (Shichman-Hodges) is supported")
-        phi = given.get("phi")
-        if isinstance(phi, float) and phi <= 0:
-            self.fail(f"model '{self.model}': PHI must be positive")
 
     def _resistances(self, given, sizes) -> tuple[float, float]:
         """The drain and source resistances (RD, RS, or RSH times NRD, NRS), 0 for none."""
@@ -450,8 +447,6 @@ class Mosfet(Element):
         kp = 2e-5 if kp is None else kp
         gamma = 0.0 if gamma is None else gamma
         phi = 0.6 if phi is None else phi
-        if phi <= 0:
-            self.fail(f"model '{self.model}': PHI must be positive")
         # temperature
         ratio = temperature / nominal
         if temperature == nominal:

@@ -318,6 +318,7 @@ def test_diode_with_a_huge_source_fails_cleanly(volts):
     ("Q1 a b 0 m", "NPN(ISE=1e-14 NE=0)", "NE must be > 0, got 0"),
     ("Q1 a b 0 m", "NPN(RE=-1)", "RE must be >= 0, got -1"),
     ("M1 b a 0 0 m W=1u L=1u", "NMOS(TOX=0)", "TOX must be > 0, got 0"),
+    ("M1 b a 0 0 m W=1u L=1u", "NMOS(PHI=0)", "PHI must be > 0, got 0"),
 ])
 def test_model_parameters_out_of_range_are_located_errors(element, model, message):
     text = f"t\n.temp 300\nV1 a 0 1\nR1 a b 1k\n{element}\n.model m {model}\n.op\n"
