@@ -125,17 +125,25 @@ def _check_points(case: Case, table: pd.DataFrame) -> str:
     return f"no {', '.join(missing)}" if missing else ""
 
 
+def _timed(command: list[str], environment: dict[str, str], timeout: float, cwd: Path
+           ) -> tuple[subprocess.CompletedProcess | None, float]:
+    """The finished process (None when it ran out of `timeout`) and its wall time."""
+    start = time.perf_counter()
+    try:
+        process = subprocess.run(command, capture_output=True, text=True, env=environment,
+                                 timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return None, timeout
+    return process, time.perf_counter() - start
+
+
 def run_mna(case: Case, path: Path, out: Path, environment: dict[str, str],
             timeout: float) -> Run:
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "mna", "run", "-q", str(path), "-o", str(out)]
-    start = time.perf_counter()
-    try:
-        process = subprocess.run(command, capture_output=True, text=True, env=environment,
-                                 timeout=timeout, cwd=path.parent)
-    except subprocess.TimeoutExpired:
+    process, wall = _timed(command, environment, timeout, path.parent)
+    if process is None:
         return Run(None, error=f"mna timed out (> {timeout:g} s)")
-    wall = time.perf_counter() - start
     if process.returncode != 0:
         tail = (process.stderr.strip().splitlines() or ["?"])[-1]
         return Run(None, error=f"mna exit {process.returncode}: {tail}")
@@ -148,13 +156,9 @@ def run_ngspice(case: Case, path: Path, raw: Path, timeout: float) -> Run:
     raw.unlink(missing_ok=True)
     command = ["ngspice", "-b", "-r", str(raw), str(path)]
     environment = {**os.environ, "SPICE_ASCIIRAWFILE": "1"}
-    start = time.perf_counter()
-    try:
-        process = subprocess.run(command, capture_output=True, text=True, env=environment,
-                                 timeout=timeout, cwd=raw.parent)
-    except subprocess.TimeoutExpired:
+    process, wall = _timed(command, environment, timeout, raw.parent)
+    if process is None:
         return Run(None, error=f"ngspice timed out (> {timeout:g} s)")
-    wall = time.perf_counter() - start
     plots = ngspice.parse_raw(raw.read_text()) if raw.exists() else []
     wanted = PLOTS[case.analysis]
     plot = next((p for p in plots if p.name.lower() == wanted), None)
