@@ -5,6 +5,7 @@ propagation of the tolerance."""
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -308,3 +309,13 @@ def test_no_samples_and_no_workers_are_refused(tmp_path, capsys):
     netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
     assert main(["run", "-q", str(netlist), "--workers", "0"]) == 2
     assert "at least 1, got '0'" in capsys.readouterr().err
+
+
+def test_the_tolerance_example_gives_the_corner_its_header_states():
+    path = Path(__file__).resolve().parents[2] / "netlists" / "rc_tolerance.net"
+    tables = mna.monte_carlo(mna.read(path))
+    f3 = tables["meas"].query("name == 'f3'")["value"].to_numpy()
+    assert len(f3) == 400 and np.isfinite(f3).all()
+    f0, spread = 1 / (2 * np.pi * 1e3 * 1e-6), 50 / 1e3    # the header's propagation
+    assert abs(f3.mean() - f0 * (1 + spread**2)) < 4 * f0 * spread / np.sqrt(400)
+    assert abs(f3.std(ddof=1) - f0 * spread) < 4 * f0 * spread / np.sqrt(2 * 400)
