@@ -20,8 +20,6 @@ from mna.linalg import Factors, SparseLU, Use
 from mna.system import Entries
 
 if TYPE_CHECKING:
-    import scipy.sparse as sp
-
     from mna.circuit import Options
     from mna.elements.device import Device, Load
     from mna.system import DescriptorSystem
@@ -80,6 +78,7 @@ class Equations:
         self.indices = unique % size
         self.indptr = np.searchsorted(unique // size, np.arange(size + 1)) if size else (
             np.zeros(1, dtype=np.int64))
+        self.columns = unique // size   # each entry's column
         bounds = np.cumsum([0, len(g.rows), len(system.c.rows), len(diagonal),
                             *(len(r) for r, _ in blocks)])
         self.g_data = _accumulated(slot[:bounds[1]], g.values, nnz)
@@ -100,26 +99,25 @@ class Equations:
                 self.stores[slots.rows] = True
 
     # -- the linear part ------------------------------------------------------------------------
-    def linear(self, gamma: float = 0.0, shunt: float = 0.0
-               ) -> tuple[np.ndarray, sp.csc_matrix, sp.csc_matrix]:
+    def linear(self, gamma: float = 0.0, shunt: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """The data of ``G + gamma C`` (plus `shunt` on every across unknown's diagonal) on
-        the pattern, the same as a scipy matrix for products, and its entries' magnitudes
-        (for Newton's balance test), kept for reuse."""
+        the pattern and its magnitudes (for Newton's balance test), kept for reuse."""
         key = (gamma, shunt)
         found = self._linear.get(key)
         if found is None:
-            import scipy.sparse as sp
-
             data = self.g_data + gamma * self.c_data if gamma else self.g_data.copy()
             if shunt:
                 np.add.at(data, self.shunt_slots, shunt)
-            matrix = sp.csc_matrix((data, self.indices, self.indptr), shape=(self.size,) * 2)
-            found = self._linear[key] = (data, matrix, abs(matrix))
+            found = self._linear[key] = (data, np.abs(data))
             if len(self._linear) > CACHE:
                 self._linear.popitem(last=False)
         else:
             self._linear.move_to_end(key)
         return found
+
+    def product(self, data: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``M @ x`` for the matrix with entries `data` on the pattern."""
+        return np.bincount(self.indices, data * x[self.columns], self.size)
 
     def factor(self, data: np.ndarray) -> Factors:
         return self.lu.factor(data)

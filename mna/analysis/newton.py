@@ -58,8 +58,8 @@ class Newton:
         its step. `evaluated_at` keeps each device's terminal values of the last iteration,
         for limiting (updated in place)."""
         eq = self.equations
-        linear_data, linear, _ = eq.linear(gamma, shunt)
-        residual = linear @ x - b
+        linear_data, _ = eq.linear(gamma, shunt)
+        residual = eq.product(linear_data, x) - b
         jacobian = linear_data.copy()
         flows = np.zeros_like(x)
         limited = False
@@ -91,7 +91,7 @@ class Newton:
         (a semi-implicit time step is one). Raises `NewtonFailure`.
         """
         eq, options = self.equations, self.options
-        magnitude = eq.linear(gamma, shunt)[2]
+        magnitudes = eq.linear(gamma, shunt)[1]
         x = np.array(x0, dtype=float)
         evaluated_at: list = [None if settled is None else eq.terminal_values(settled, d.device)
                               for d in eq.devices]
@@ -114,7 +114,7 @@ class Newton:
             with np.errstate(over="ignore"):   # values near the float limit: inf terms
                 small = np.abs(step) <= (options.reltol * np.maximum(np.abs(x), np.abs(x_next))
                                          + self.update_tolerance)
-                terms = magnitude @ np.abs(x) + np.abs(flows) + np.abs(b)
+                terms = eq.product(magnitudes, np.abs(x)) + np.abs(flows) + np.abs(b)
                 balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
             x = x_next
             if small.all() and balanced.all() and not limited:
