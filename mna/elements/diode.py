@@ -208,6 +208,7 @@ class Diodes(Device):
         self.critical = critical_voltage(vte, saturation)
         self.stores = bool(np.any(cjo) or np.any(transit))
         self.junction = Junction(cjo, vj, grading, fc)
+        self._loaded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Diodes:
@@ -229,11 +230,19 @@ class Diodes(Device):
         if limited is vd or np.array_equal(limited, vd):
             if previous is None:   # as SPICE's, the first iteration never converges
                 return v.copy()
-            current, conductance = self.current(old)
+            current, conductance = self._current_at(old)
             if unsettled(conductance * (vd - old), current, self.reltol, self.abstol):
                 return v.copy()
             return v
         return np.stack([v[:, 1] + limited, v[:, 1]], axis=1)
+
+    def _current_at(self, vd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`current(vd)`, the last load's when it was at `vd` (Newton checks the currents
+        where its previous iteration loaded)."""
+        last = self._loaded
+        if last is not None and np.array_equal(last[0], vd):
+            return last[1], last[2]
+        return self.current(vd)
 
     def current(self, vd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Junction current and conductance (forward, reverse, breakdown; with gmin)."""
@@ -255,6 +264,7 @@ class Diodes(Device):
     def load(self, v, t):
         vd = v[:, 0] - v[:, 1]
         current, conductance = self.current(vd)
+        self._loaded = (vd, current, conductance)
         f = current[:, None] * STAMP[0]
         df = conductance[:, None, None] * STAMP
         if not self.stores:
