@@ -92,6 +92,7 @@ class Equations:
         self.across = np.zeros(size, bool)
         self.across[:system.across_count] = True
         self._capacitance = _product(system.c)
+        self.linear_in_modes = all(slots.device.linear_in_modes for slots in self.devices)
         self.stores = np.zeros(size, bool)   # equations that hold a charge
         self.stores[system.c.rows[system.c.values != 0]] = True
         for slots in self.devices:
@@ -147,6 +148,8 @@ class Equations:
         n = self.system.size
         total = self._capacitance(x[:n])
         for slots in self.devices:
+            if not slots.device.stores:
+                continue
             load = slots.device.load(self.terminal_values(x, slots.device), t)
             if load.q is not None:
                 total += _accumulated(slots.rows, load.q.ravel()[slots.keep], self.size)[:n]

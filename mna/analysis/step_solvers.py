@@ -4,6 +4,10 @@ strategies that the step controller (`controller.run_steps`) is given.
 * `LinearSteps`: a linear system, ``gamma C + G`` factored once per step size and kept; it
   asks the controller for steps of a few sizes (``hmax`` halved k times), so that a run
   factors a handful of times.
+* `ModalSteps`: a system whose devices are affine while their modes hold (switches,
+  Coulomb friction, contacts): one Newton step from the last point solves a step exactly,
+  and its factors are kept by the Jacobian's values, so that between events a run factors as
+  seldom as a linear one.
 * `NewtonSteps`: Newton's method on the pattern fixed once (`Equations`).
 * `SemiImplicitSteps`: MTT's linearly implicit steps, one linearised solve per step with the
   Jacobian of every step (``linearise=step``) or of t = 0 (``linearise=once``).
@@ -13,9 +17,13 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable
+
+import numpy as np
 
 from mna.analysis.equations import Equations
-from mna.analysis.newton import Newton
+from mna.analysis.newton import Newton, NewtonFailure
+from mna.errors import SingularSystemError
 from mna.linalg import Factors
 
 CACHE = 32   # factorisations kept, by step size
@@ -64,13 +72,11 @@ class LinearSteps(_Steps):
             return self.hmax
         return self.hmax * 2.0 ** -math.ceil(math.log2(self.hmax / h) - 1e-12)
 
-    def _factored(self, gamma: float) -> Factors:
-        key = float(f"{gamma:.12g}")   # steps of one size differ in their last digits
+    def _factored(self, key, data: Callable[[], np.ndarray]) -> Factors:
+        """The factors kept under `key`, else those of the matrix `data()` (then kept)."""
         found = self._factors.get(key)
         if found is None:
-            eq = self.equations
-            data = eq.c_data.copy() if math.isinf(key) else eq.g_data + key * eq.c_data
-            found = self._factors[key] = eq.factor(data)
+            found = self._factors[key] = self.equations.factor(data())
             self.factorizations += 1
             if len(self._factors) > CACHE:
                 self._factors.popitem(last=False)
@@ -78,11 +84,38 @@ class LinearSteps(_Steps):
             self._factors.move_to_end(key)
         return found
 
+    def _system(self, gamma: float) -> Factors:
+        """The factors of ``gamma C + G`` (``C`` for an infinite `gamma`)."""
+        key = float(f"{gamma:.12g}")   # steps of one size differ in their last digits
+        eq = self.equations
+        return self._factored(key, lambda: eq.c_data.copy() if math.isinf(key)
+                              else eq.g_data + key * eq.c_data)
+
     def step(self, gamma, rhs, predict, previous, time):
-        return self._factored(gamma).solve_in_place(rhs)
+        return self._system(gamma).solve_in_place(rhs)
 
     def explicit_step(self, charge, time):
-        return self._factored(math.inf).solve(charge)
+        return self._system(math.inf).solve(charge)
+
+
+class ModalSteps(LinearSteps):
+    """Steps of a system that is linear while its devices' modes hold: one Newton step
+    from the last point, with factors kept by the Jacobian's values."""
+
+    def __init__(self, equations: Equations, hmax: float):
+        super().__init__(equations, hmax)
+        self.newton = Newton(equations)
+
+    def step(self, gamma, rhs, predict, previous, time):
+        residual, jacobian, _, _ = self.newton.evaluate(previous, rhs, gamma, time)
+        try:
+            step = self._factored(jacobian.tobytes(), lambda: jacobian).solve(residual)
+        except SingularSystemError as error:
+            raise NewtonFailure(previous, residual, 1, str(error), singular=True) from None
+        return previous - step
+
+    def explicit_step(self, charge, time):
+        raise NotImplementedError("an explicit method cannot solve nonlinear charges")
 
 
 class NewtonSteps(_Steps):

@@ -26,7 +26,7 @@ from mna.analysis.controller import Policy, run_steps
 from mna.analysis.equations import Equations
 from mna.analysis.initial import initial_state
 from mna.analysis.integrators import LinearMultistep, method
-from mna.analysis.step_solvers import LinearSteps, NewtonSteps, SemiImplicitSteps
+from mna.analysis.step_solvers import LinearSteps, ModalSteps, NewtonSteps, SemiImplicitSteps
 from mna.assembly import NumericBackend, assemble
 from mna.errors import NetlistError, SingularSystemError
 from mna.linalg import factor
@@ -86,6 +86,8 @@ def transient(request, circuit) -> TransientResult:
     x0 = initial_state(circuit, equations, drive(0.0), request.uic)
     if system.is_linear:
         solver = LinearSteps(equations, hmax)
+    elif options.linearise == "newton" and equations.linear_in_modes:
+        solver = ModalSteps(equations, hmax)
     elif options.linearise == "newton":
         solver = NewtonSteps(equations, options.tranmaxiter)
     else:

@@ -54,6 +54,7 @@ class Contacts(Device):
         self.threshold = np.where(self.active, np.stack([upper, lower], axis=1), 0.0)
         self.state = np.full((self.count, 2), OPEN)
         self.modes = np.ones(2 * self.count)
+        self.linear_in_modes = True
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Contacts:

@@ -45,6 +45,8 @@ class Frictions(Device):
         self.resting = np.maximum(fs, fc) / RESTING_VELOCITY + b
         self.state = np.where(self.stick, RESTING, SMOOTH)
         self.modes = np.ones(self.count)   # one function each, kept positive by its law
+        # Coulomb and viscous friction that sticks: affine in each state
+        self.linear_in_modes = bool(np.all(self.stick) and not np.any(self.stribeck))
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Frictions:

@@ -33,6 +33,7 @@ class Switches(Device):
         self.gon, self.goff = 1 / ron, 1 / roff
         self.on = on.astype(bool)
         self.modes = np.ones(self.count)   # one function each, kept positive by its state
+        self.linear_in_modes = True
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Switches:

@@ -357,6 +357,14 @@ Rd d 0 500
 """
 
 
+def test_a_circuit_linear_between_events_factors_like_a_linear_one():
+    # switches are affine while their states hold: each step is one solve, its factors kept
+    # by the Jacobian's values, so the run factors once per step size and switch state, not
+    # once per Newton iteration (its values are checked against ngspice below)
+    (result,) = mna.run(mna.read_string(SWITCHED_RC))
+    assert result.factorizations < len(result.columns["time"]) / 10
+
+
 @pytest.mark.ngspice
 def test_switched_rc_against_ngspice(ngspice):
     # both switch on fast control edges; ngspice switches at its first time point past a
