@@ -76,22 +76,34 @@ def check_dc_topology(circuit: Circuit) -> None:
 
 
 def _refuse_loops(edges: tuple[Edge, ...], roles: tuple[Role, ...], what: str) -> None:
-    """No loop of edges of `roles`."""
+    """No loop of edges of `roles`: an edge whose ends a union-find already joins closes
+    one, which is then traced to name its elements."""
+    root: dict[str, str] = {}
     adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
+
+    def find(node: str) -> str:
+        root.setdefault(node, node)
+        while root[node] != node:
+            root[node] = root[root[node]]   # path halving
+            node = root[node]
+        return node
+
     for edge in edges:
         if edge.role not in roles:
             continue
-        path = _path(adjacency, edge.a, edge.b)
-        if path is not None:
+        a, b = find(edge.a), find(edge.b)
+        if a == b:
+            path = _path(adjacency, edge.a, edge.b)
             names = ", ".join(e.element.name for e in [*path, edge])
             raise TopologyError(f"{what}: {names} (their across variables are not independent)",
                                 edge.element.location)
+        root[a] = b
         adjacency[edge.a].append((edge.b, edge))
         adjacency[edge.b].append((edge.a, edge))
 
 
-def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
-    """The edges of a path from `start` to `goal`, or None (breadth-first)."""
+def _path(adjacency, start: str, goal: str) -> list[Edge]:
+    """The edges of a path from `start` to `goal`, which the edges join (breadth-first)."""
     if start == goal:
         return []
     came: dict[str, tuple[str, Edge] | None] = {start: None}
@@ -109,7 +121,7 @@ def _path(adjacency, start: str, goal: str) -> list[Edge] | None:
                     path.append(step)
                 return path[::-1]
             queue.append(neighbour)
-    return None
+    raise ValueError(f"no path from {start} to {goal}")
 
 
 def _refuse_isolated(circuit: Circuit, open_roles: tuple[Role, ...], dc: bool) -> None:

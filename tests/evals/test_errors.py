@@ -202,6 +202,17 @@ def test_loop_of_across_sources_and_T_type_elements_at_dc():
     assert (error.location.line, error.location.column) == (3, 1)
 
 
+def test_a_loop_closed_far_down_a_chain_names_exactly_its_elements():
+    # inductors n0 - n1 - ... - n30 with side branches, closed by a source from n30 to n0:
+    # the loop is the chain and the source, not the side branches
+    chain = [f"L{k} n{k} n{k + 1} 1m\nLs{k} n{k + 1} s{k} 1m\nR{k} s{k} 0 1k" for k in range(30)]
+    text = "t\n" + "\n".join(chain) + "\nVc n30 n0 1\nRg n0 0 1k\n.op\n"
+    error = error_of(text)
+    named = error.message.split(": ", 1)[1].split(" (")[0].split(", ")
+    assert sorted(named) == sorted([f"L{k}" for k in range(30)] + ["Vc"])
+    assert error.location.line == 92
+
+
 def test_parallel_voltage_sources_in_a_subcircuit_name_the_instance():
     text = "t\n.subckt s p\nVa p 0 1\nVb p 0 2\n.ends\nX1 n s\nR1 n 0 1\n"
     error = error_of(text)
