@@ -223,7 +223,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
                                                f"(the truncation error allows {allowed:.3g} s)")
                     continue
-            event = bool(_crossed(switching, step.switching, solver.modes()).any())
+            event = len(switching) > 0 and bool(_crossed(switching, step.switching,
+                                                           solver.modes()).any())
             if event:
                 attempted = h
                 h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
