@@ -104,7 +104,8 @@ def pn_current(v: np.ndarray, saturation, vte) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         forward = v >= -3 * vte
         exponential = np.exp(np.minimum(v / vte, EXPONENT_LIMIT))
-        cube = (3 * vte / (v * math.e)) ** 3
+        ratio = 3 * vte / (v * math.e)
+        cube = ratio * ratio * ratio   # products: a power's overflow near v = 0 is slow
         current = np.where(forward, saturation * (exponential - 1), -saturation * (1 + cube))
         conductance = np.where(forward, saturation * exponential / vte,
                                saturation * 3 * cube / v)
