@@ -8,7 +8,7 @@ system (floats, scipy CSC) or a symbolic one (sympy), depending on the backend.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mna.domains import across_unit
@@ -206,6 +206,7 @@ class Stamper:
         self.input_index: dict[int, int] = {}
         self.input_elements: list[Element] = []
         self.instances: dict[type[Device], list[Instance]] = {}
+        self.model_values: dict[tuple, Mapping[str, float]] = {}   # derived once per model
         self.G = MatrixBuilder(self.index_of, self.index_of)
         self.C = MatrixBuilder(self.index_of, self.index_of)
         self.B = MatrixBuilder(self.index_of)

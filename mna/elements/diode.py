@@ -9,7 +9,9 @@ junction potentials and capacitances, ``pnjlim`` and the depletion charge.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -303,19 +305,23 @@ RANGES = {"is": POSITIVE, "n": POSITIVE, "rs": NONNEGATIVE, "cjo": NONNEGATIVE,
 
 
 def model_values(element: Element, s, defaults: dict, aliases: dict | None = None,
-                 ranges: dict[str, Range] | None = None) -> dict:
+                 ranges: dict[str, Range] | None = None) -> Mapping[str, float]:
     """The element's model parameters as numbers, defaults filled in (aliases resolved),
     each one given within its range (a located error otherwise: a zero emission coefficient
-    would divide by zero)."""
+    would divide by zero); read once per model and kind in an assembly."""
+    key = (element.model, id(defaults))
+    if (known := s.model_values.get(key)) is not None:
+        return known
     given = s.circuit.models[element.model].parameters
     aliases = aliases or {}
     values = dict(defaults)
-    for key, value in given.items():
-        name = aliases.get(key, key)
+    for key_given, value in given.items():
+        name = aliases.get(key_given, key_given)
         values[name] = s.value(value)
         allowed = (ranges or {}).get(name)
-        if allowed is not None and (problem := allowed.problem(key, values[name])):
+        if allowed is not None and (problem := allowed.problem(key_given, values[name])):
             element.fail(f"model '{element.model}': {problem}")
+    s.model_values[key] = values = MappingProxyType(values)
     return values
 
 
@@ -377,6 +383,17 @@ class Diode(Element):
     def stamp(self, s) -> None:
         p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
         area = s.value(self.area)
+        anode = self.nodes[0]
+        if self.internal_nodes(s.circuit):
+            anode = s.internal(self, "junction")
+            s.G.conductance(self.nodes[0], anode, area / p["rs"])
+        key = (self.model, "junction", area)
+        if (junction := s.model_values.get(key)) is None:
+            junction = s.model_values[key] = self._junction(s, p, area)
+        s.device(Diodes, self.name, (anode, self.nodes[1]), junction)
+
+    def _junction(self, s, p: Mapping[str, float], area: float) -> Mapping[str, float]:
+        """The junction's parameters at the circuit's temperature, for `Diodes`."""
         temperature, nominal = temperatures(s.circuit, p["tnom"])
         vt = BOLTZMANN_OVER_CHARGE * temperature
         vte = p["n"] * vt
@@ -391,15 +408,10 @@ class Diode(Element):
         if math.isfinite(p["bv"]):
             knee = breakdown_knee(p["bv"], p["ibv"], saturation, vt, vtb / vt,
                                   s.circuit.options.reltol)
-        anode = self.nodes[0]
-        if self.internal_nodes(s.circuit):
-            anode = s.internal(self, "junction")
-            s.G.conductance(self.nodes[0], anode, area / p["rs"])
-        s.device(Diodes, self.name, (anode, self.nodes[1]),
-                 {"is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo,
-                  "vj": vj, "m": p["m"], "tt": p["tt"], "fc": p["fc"],
-                  "gmin": s.circuit.options.gmin, "reltol": s.circuit.options.reltol,
-                  "abstol": s.circuit.options.abstol})
+        return MappingProxyType({
+            "is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo, "vj": vj,
+            "m": p["m"], "tt": p["tt"], "fc": p["fc"], "gmin": s.circuit.options.gmin,
+            "reltol": s.circuit.options.reltol, "abstol": s.circuit.options.abstol})
 
     def through(self, s, row) -> None:
         self.fail("the diode current is not a linear function of the unknowns; "
