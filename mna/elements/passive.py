@@ -35,7 +35,7 @@ class Passive(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement:
-        if types_of(cls.letter) and names_a_model(reader, 2):   # ``R1 a b brake``: a model
+        if names_a_model(reader, 2) and types_of(cls.letter):   # ``R1 a b brake``: a model
             return ModelledElement.read(reader, cls.letter)
         nodes = (reader.node("n+"), reader.node("n-"))
         bare = reader.value() if reader.remaining() else None
