@@ -26,7 +26,7 @@ from mna.analysis.newton import Newton, NewtonFailure
 from mna.errors import SingularSystemError
 from mna.linalg import Factors
 
-CACHE = 32   # factorisations kept, by step size
+CACHE = 32   # factorisations kept (by step size, or by the Jacobian's values)
 
 
 class _Steps:
