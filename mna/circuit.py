@@ -61,7 +61,7 @@ class Options:
     linearise: Linearise = "newton"   # a time step: Newton, or one linearised solve (MTT's
     #                                   semi-implicit steps) with the Jacobian of each step
     #                                   or of the first
-    solver: Solver = "klu"   # sparse LU (SuperLU without pyklu; see linalg.factor)
+    solver: Solver = "klu"   # sparse LU (SuperLU without KLU; see linalg.factor)
     ordering: Ordering = "auto"
     maxpoints: int = 10_000_000   # rows of a table an analysis may produce
     temp: float = 27.0       # °C: the circuit's temperature (.temp), SPICE's default

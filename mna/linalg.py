@@ -6,7 +6,7 @@ Newton iteration, each AC frequency, each time-step size) is only factored numer
 The analyses of the last few patterns are kept in the process (`ANALYSES`), so that the
 points of a ``.step`` or ``.mc`` run share them: an analysis depends on the pattern and the
 order alone, so sharing one changes no number. The backend is KLU (`mna.fast.klu`) where
-the ``pyklu`` package or a system ``libklu`` is found, else scipy's SuperLU; callers never
+the ``nbklu`` or ``pyklu`` package or a system ``libklu`` is found, else scipy's SuperLU; callers never
 know which ran.
 """
 
@@ -29,6 +29,9 @@ DISSECTION_MIN = 1000     # unknowns: below, a nested dissection order does not 
 DISSECTION_FILL = 2.0     # it may fill in this many times AMD's entries (a ladder's: 1.5)
 SOLVERS = ("klu", "superlu")
 ANALYSES = 8              # symbolic analyses kept per process: the patterns of a few analyses
+# a refactorisation in the last pivot order stands while the smallest pivot over the largest
+# stays above this fraction of that ratio at the last fresh factorisation
+REFACTOR_RCOND_DROP = 1e-3
 
 Order = Literal["amd", "dissection"]
 # KLU's analyses by (order, size, indptr, indices), least recently used first
@@ -39,7 +42,7 @@ Use = Literal["once", "many"]
 
 
 def klu_available() -> bool:
-    """Whether KLU is there: the ``pyklu`` package or a system ``libklu``."""
+    """Whether KLU is there: the ``nbklu`` or ``pyklu`` package, or a system ``libklu``."""
     return klu.library() is not None
 
 
@@ -49,7 +52,7 @@ def solver_in_use(solver: str) -> str:
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     if solver == "klu" and not klu_available():
-        log.info("KLU is not available (pip install pyklu): solving with SuperLU")
+        log.info("KLU is not available (pip install nbklu): solving with SuperLU")
         return "superlu"
     return solver
 
@@ -100,6 +103,7 @@ class SparseLU:
         self._ordering = ordering
         self._use = use
         self._symbolic: klu.Symbolic | None = None
+        self._refactored: klu.Numeric | None = None   # the factors `refactor` remakes
         self.factorizations = 0
 
     def factor(self, data: np.ndarray) -> Factors:
@@ -109,12 +113,7 @@ class SparseLU:
         if self.size == 0:
             return Factors(lambda rhs: rhs, float, self.names, lambda: None)
         if self.backend == "klu":
-            try:
-                numeric = klu.Numeric(self._analysis(data), data)
-            except klu.SingularMatrix:
-                raise self._singular(data) from None
-            return Factors(numeric.solve_in_place, complex if numeric.complex else float,
-                           self.names, lambda: self._singular(data))
+            return self._factors(self._numeric(data), data)
         import scipy.sparse as sp
         import scipy.sparse.linalg as spla
 
@@ -124,6 +123,41 @@ class SparseLU:
         except RuntimeError:
             raise self._singular(data) from None
         return Factors(lu.solve, complex if np.iscomplexobj(data) else float, self.names,
+                       lambda: self._singular(data))
+
+    def refactor(self, data: np.ndarray) -> Factors:
+        """The factors of the matrix with entries `data`, made over those that the last call
+        made (which are then gone: solving with them raises): for callers that use one
+        matrix at a time, as Newton's iterations and the frequencies of an AC sweep do.
+        Where KLU has ``klu_refactor``, the last factors' pivot order is kept while their
+        pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search for pivots;
+        otherwise the factors are made afresh."""
+        if self.size == 0 or self.backend != "klu" or not klu.library().refactors:
+            return self.factor(data)
+        self.factorizations += 1
+        numeric = self._refactored
+        if numeric is None or numeric.complex != np.iscomplexobj(data) or not (
+                numeric.refactor(data, REFACTOR_RCOND_DROP)):
+            self._refactored = None
+            numeric = self._refactored = self._numeric(data)
+        generation = numeric.generation
+
+        def solve_in_place(rhs: np.ndarray) -> np.ndarray:
+            if numeric.generation != generation:
+                raise RuntimeError("these factors were refactored for another matrix")
+            return numeric.solve_in_place(rhs)
+
+        return self._factors(numeric, data, solve_in_place)
+
+    def _numeric(self, data: np.ndarray) -> klu.Numeric:
+        try:
+            return klu.Numeric(self._analysis(data), data)
+        except klu.SingularMatrix:
+            raise self._singular(data) from None
+
+    def _factors(self, numeric: klu.Numeric, data: np.ndarray, solve_in_place=None) -> Factors:
+        return Factors(solve_in_place or numeric.solve_in_place,
+                       complex if numeric.complex else float, self.names,
                        lambda: self._singular(data))
 
     def _analysis(self, data: np.ndarray) -> klu.Symbolic:

@@ -69,7 +69,7 @@ def ac_response(equations: Equations, g: np.ndarray, c: np.ndarray, f: np.ndarra
                 u: np.ndarray) -> np.ndarray:
     """Outputs (one row each) at frequencies `f` for input phasors `u`: ``G + j w C`` (data
     `g`, `c` on the equations' pattern) factored numerically at each frequency, its
-    ordering analysed once."""
+    ordering analysed once and its pivot order kept while it serves."""
     system = equations.system
     rhs = system.b.product(u.astype(complex))
     direct = system.r.product(u.astype(complex))
@@ -82,7 +82,7 @@ def ac_response(equations: Equations, g: np.ndarray, c: np.ndarray, f: np.ndarra
                 try:
                     if not np.all(np.isfinite(matrix)):
                         raise SingularSystemError("G + jwC overflows")
-                    x = equations.factor(matrix).solve(rhs)
+                    x = equations.refactor(matrix).solve(rhs)
                     result[:, k] = system.p.product(x) + jw * system.q.product(x) + direct
                     if not np.all(np.isfinite(result[:, k])):
                         raise SingularSystemError("the outputs overflow")

@@ -123,6 +123,10 @@ class Equations:
     def factor(self, data: np.ndarray) -> Factors:
         return self.lu.factor(data)
 
+    def refactor(self, data: np.ndarray) -> Factors:
+        """Factors made over the last ones `refactor` made (see `SparseLU.refactor`)."""
+        return self.lu.refactor(data)
+
     # -- the devices ----------------------------------------------------------------------------
     def terminal_values(self, x: np.ndarray, device: Device) -> np.ndarray:
         """The values of `device`'s terminals (0 for the reference)."""

@@ -1,9 +1,11 @@
 """SuiteSparse KLU through its C API (ctypes): the symbolic analysis of a sparsity pattern
 is made once, and each numeric factorisation of a matrix with that pattern reuses it; real
-and complex matrices alike, with KLU's own ordering or a given one.
+and complex matrices alike, with KLU's own ordering or a given one. Where the library has
+``klu_refactor``, factors can be remade for new values in the pivot order they have, which
+skips the search for pivots (`Numeric.refactor`).
 
-The library is the KLU that the ``pyklu`` package carries in its extension module (whose C
-functions are exported), or else the system's ``libklu``.
+The library is the KLU that the ``nbklu`` or ``pyklu`` package carries in its extension
+module (whose C functions are exported), or else the system's ``libklu``.
 """
 
 from __future__ import annotations
@@ -43,10 +45,13 @@ class Common(ctypes.Structure):
 
 
 def _candidates():
-    """Where KLU may be: ``pyklu``'s extension module first, then the system's library."""
-    spec = importlib.util.find_spec("PyKLU")
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        yield from sorted(str(path) for path in Path(folder).glob("_klu*.so"))
+    """Where KLU may be: ``nbklu``'s extension module (which has ``klu_refactor``), then
+    ``pyklu``'s, then the system's library."""
+    for package, pattern in (("nbklu", "_ext*"), ("PyKLU", "_klu*")):
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            yield from sorted(str(path) for path in Path(folder).glob(pattern)
+                              if path.suffix in (".so", ".pyd", ".dylib"))
     found = ctypes.util.find_library("klu")
     if found:
         yield found
@@ -79,9 +84,18 @@ def _declare(lib: ctypes.CDLL) -> None:
         "klu_free_numeric": (i, [ctypes.POINTER(p), common]),
         "klu_z_free_numeric": (i, [ctypes.POINTER(p), common]),
     }
-    for name, (restype, argtypes) in signatures.items():
-        function = getattr(lib, name)
-        function.restype, function.argtypes = restype, argtypes
+    optional = {   # the pivots' reciprocal condition, and refactorisation (which it guards)
+        "klu_rcond": (i, [p, p, common]),
+        "klu_z_rcond": (i, [p, p, common]),
+        "klu_refactor": (i, [p, p, p, p, p, common]),
+        "klu_z_refactor": (i, [p, p, p, p, p, common]),
+    }
+    for name, (restype, argtypes) in [*signatures.items(), *optional.items()]:
+        if name in signatures or hasattr(lib, name):
+            function = getattr(lib, name)
+            function.restype, function.argtypes = restype, argtypes
+    lib.rconds = hasattr(lib, "klu_rcond") and hasattr(lib, "klu_z_rcond")
+    lib.refactors = lib.rconds and hasattr(lib, "klu_refactor") and hasattr(lib, "klu_z_refactor")
 
 
 class SingularMatrix(ArithmeticError):
@@ -97,7 +111,7 @@ class Symbolic:
                  order: np.ndarray | None = None):
         self.lib = lib = library()
         if lib is None:
-            raise ImportError("KLU is not available (pip install pyklu)")
+            raise ImportError("KLU is not available (pip install nbklu)")
         # KLU trusts its arguments: what would make it read or write out of bounds is refused
         if len(indptr) != size + 1 or indptr[-1] != len(indices) or len(indices) >= 2**31:
             raise ValueError("not the pattern of a square CSC matrix of under 2**31 entries")
@@ -132,24 +146,49 @@ class Numeric:
         self.symbolic = symbolic
         self.common = common = Common()
         lib.klu_defaults(common)
+        # where the pivots' condition can be read, a singular matrix is factored to the end
+        # and refused by it (halted half-way, KLU 2.3 returns factors it already freed);
+        # elsewhere KLU halts and says so in its status
+        common.halt_if_singular = not lib.rconds
         self.complex = np.iscomplexobj(data)
         data = np.ascontiguousarray(data, dtype=complex if self.complex else float)
         factor = lib.klu_z_factor if self.complex else lib.klu_factor
         handle = factor(symbolic.indptr.ctypes.data, symbolic.indices.ctypes.data,
                         data.ctypes.data, symbolic.handle, common)
-        if not handle or common.status != KLU_OK:
-            if handle:
-                free = lib.klu_z_free_numeric if self.complex else lib.klu_free_numeric
-                free(ctypes.byref(ctypes.c_void_p(handle)), common)
-            raise SingularMatrix(_STATUS.get(common.status, "failed") +
-                                 f" (KLU status {common.status})")
         self.handle = ctypes.c_void_p(handle)
+        free = lib.klu_z_free_numeric if self.complex else lib.klu_free_numeric
+        if handle:
+            weakref.finalize(self, free, ctypes.byref(self.handle), common)
+        self.rcond = self._rcond() if handle and lib.rconds else None
+        if not handle or common.status != KLU_OK or self.rcond == 0.0:
+            reason = "singular" if self.rcond == 0.0 else _STATUS.get(common.status, "failed")
+            raise SingularMatrix(f"{reason} (KLU status {common.status})")
         lnz, unz = ctypes.cast(handle, ctypes.POINTER(ctypes.c_int32 * 4)).contents[2:]
         self.nonzeros = lnz + unz     # klu_numeric begins n, nblocks, lnz, unz
-        free = lib.klu_z_free_numeric if self.complex else lib.klu_free_numeric
-        weakref.finalize(self, free, ctypes.byref(self.handle), common)
         self._solve = functools.partial(lib.klu_z_solve if self.complex else lib.klu_solve,
                                         symbolic.handle, self.handle, symbolic.size)
+        self.generation = 0    # how many times refactored: factors of older values are gone
+
+    def refactor(self, data: np.ndarray, rcond_drop: float) -> bool:
+        """Remake the factors for the values `data` (of the same dtype) in the pivot order
+        they have; whether that order still serves: False when a pivot vanished or the
+        pivots' reciprocal condition fell below `rcond_drop` times that of the last fresh
+        factorisation (the factors are then of no use, and a fresh one must be made)."""
+        lib = self.symbolic.lib
+        data = np.ascontiguousarray(data, dtype=complex if self.complex else float)
+        refactor = lib.klu_z_refactor if self.complex else lib.klu_refactor
+        self.generation += 1
+        done = refactor(self.symbolic.indptr.ctypes.data, self.symbolic.indices.ctypes.data,
+                        data.ctypes.data, self.symbolic.handle, self.handle, self.common)
+        return bool(done) and self.common.status == KLU_OK and (
+            self._rcond() >= rcond_drop * self.rcond)
+
+    def _rcond(self) -> float:
+        """The smallest pivot's magnitude over the largest's (0 for a vanished pivot: KLU
+        factors a singular matrix to the end, and this is how it shows)."""
+        rcond = self.symbolic.lib.klu_z_rcond if self.complex else self.symbolic.lib.klu_rcond
+        rcond(self.symbolic.handle, self.handle, self.common)
+        return self.common.rcond if np.isfinite(self.common.rcond) else 0.0
 
     def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
         """Overwrite `rhs` (a vector, or a Fortran-ordered matrix of columns, of the factors'

@@ -55,7 +55,7 @@ def test_series_rlc_step_response(read_netlist):
     assert np.max(np.abs(frame["I(L1)"] - i)) < 2e-3 * np.max(np.abs(i))
 
 
-@pytest.mark.skipif(not mna.linalg.klu_available(), reason="pyklu (the klu extra) is not installed")
+@pytest.mark.skipif(not mna.linalg.klu_available(), reason="no KLU library")
 def test_both_solvers_give_the_same_steps(monkeypatch):
     text = (DATA / "tran_series_rlc.net").read_text()
     klu = transient(mna.read_string(text)).to_dataframe()

@@ -19,7 +19,7 @@ def matrix() -> sp.csc_matrix:
 
 
 KLU = pytest.param("klu", marks=pytest.mark.skipif(not linalg.klu_available(),
-                                                   reason="pyklu (the klu extra) is not installed"))
+                                                   reason="no KLU library"))
 
 
 @pytest.mark.parametrize("backend", [KLU, "superlu"])
@@ -30,7 +30,7 @@ def test_each_backend_solves_to_round_off(backend):
     assert np.abs(matrix() @ factors.solve_in_place(rhs.copy()) - rhs).max() < 1e-13
 
 
-def test_klu_falls_back_to_superlu_without_pyklu(monkeypatch):
+def test_klu_falls_back_to_superlu_without_a_klu_library(monkeypatch):
     monkeypatch.setattr(linalg, "klu_available", lambda: False)
     assert linalg.solver_in_use("klu") == "superlu"
     rhs = np.array([0.0, 1.0, -2.0, 5.0])
@@ -98,3 +98,56 @@ def test_an_analysis_is_made_once_per_pattern_and_order_and_few_are_kept(monkeyp
         linalg.analysis(size, np.arange(size + 1), np.arange(size), "amd")
     assert len(linalg._analyses) == linalg.ANALYSES
     assert analysed("dissection") is not first
+
+
+REFACTORS = pytest.mark.skipif(not (linalg.klu_available() and linalg.klu.library().refactors),
+                               reason="no KLU library with klu_refactor")
+
+
+@pytest.mark.parametrize("backend", [KLU, "superlu"])
+def test_refactored_factors_solve_each_new_matrix_as_fresh_ones_do(backend):
+    """Newton's iterations and AC frequencies refactor one pattern's matrices in turn, real
+    and complex; each solution matches that of fresh factors."""
+    base = matrix()
+    base.sort_indices()
+    lu = linalg.SparseLU(4, base.indptr, base.indices, NAMES, backend)
+    rng = np.random.default_rng(7)
+    for data in (base.data, base.data * rng.uniform(0.5, 2.0, base.nnz),
+                 base.data + 1j * rng.uniform(size=base.nnz), base.data * 3.0):
+        rhs = rng.normal(size=4)
+        fresh = lu.factor(data).solve(rhs)
+        refactored = lu.refactor(data).solve(rhs)
+        assert np.abs(refactored - fresh).max() < 1e-13 * np.abs(fresh).max()
+
+
+@REFACTORS
+def test_refactoring_keeps_the_pivot_order_only_while_its_pivots_stay_sound():
+    """[[1, 1], [1, 1e-20]] in the order [[1e6, 1], [1, 1]] was factored in pivots would
+    put 1e-20 on the diagonal of U: the refactorisation is refused and the factors are
+    made afresh, so the solution stays exact."""
+    lu = linalg.SparseLU(2, np.array([0, 2, 4]), np.array([0, 1, 0, 1]), ("V(a)", "V(b)"))
+    first = lu.refactor(np.array([1e6, 1.0, 1.0, 1.0]))
+    assert np.allclose(first.solve(np.array([1.0, 0.0])) @ [[1e6, 1], [1, 1]], [1, 0],
+                       rtol=0, atol=1e-12)
+    kept = lu.refactor(np.array([2e6, 1.0, 1.0, 3.0]))     # the same pivots serve
+    solved = kept.solve(np.array([1.0, 2.0]))
+    assert np.abs(np.array([[2e6, 1], [1, 3]]) @ solved - [1, 2]).max() < 1e-12
+    hard = np.array([[1e-20, 1.0], [1.0, 1.0]])            # needs the other pivot
+    solved = lu.refactor(hard.T.ravel()).solve(np.array([1.0, 2.0]))
+    assert np.abs(hard @ solved - [1, 2]).max() < 1e-14
+    assert np.abs(solved - np.linalg.solve(hard, [1, 2])).max() < 1e-14
+
+
+@REFACTORS
+def test_factors_that_were_refactored_for_another_matrix_refuse_to_solve():
+    base = matrix()
+    base.sort_indices()
+    lu = linalg.SparseLU(4, base.indptr, base.indices, NAMES)
+    old = lu.refactor(base.data)
+    new = lu.refactor(base.data * 2.0)
+    with pytest.raises(RuntimeError, match="refactored"):
+        old.solve(np.ones(4))
+    assert np.abs((base * 2.0) @ new.solve(np.ones(4)) - 1.0).max() < 1e-13
+    fresh = lu.factor(base.data)      # fresh factors are the caller's to keep
+    lu.refactor(base.data * 4.0)
+    assert np.abs(base @ fresh.solve(np.ones(4)) - 1.0).max() < 1e-13

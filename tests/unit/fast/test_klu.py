@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from mna.fast import klu
 
 pytestmark = pytest.mark.skipif(klu.library() is None,
-                                reason="no KLU library (pyklu, or a system libklu)")
+                                reason="no KLU library (nbklu, pyklu, or a system libklu)")
 
 
 def ladder(n: int) -> sp.csc_matrix:
