@@ -6,8 +6,8 @@ Newton iteration, each AC frequency, each time-step size) is only factored numer
 The analyses of the last few patterns are kept in the process (`ANALYSES`), so that the
 points of a ``.step`` or ``.mc`` run share them: an analysis depends on the pattern and the
 order alone, so sharing one changes no number. The backend is KLU (`mna.fast.klu`) where
-the ``nbklu`` or ``pyklu`` package or a system ``libklu`` is found, else scipy's SuperLU; callers never
-know which ran.
+the ``nbklu`` or ``pyklu`` package or a system ``libklu`` is found, else scipy's SuperLU;
+callers never know which ran.
 """
 
 from __future__ import annotations
