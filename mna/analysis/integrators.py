@@ -96,14 +96,19 @@ def method(name: str) -> LinearMultistep:
 
 # -- local truncation error -------------------------------------------------------------------
 
-def divided_difference(times: np.ndarray, points: list[np.ndarray]) -> np.ndarray:
-    """The highest divided difference ``x[t_0, ..., t_m]`` of the points (oldest first)."""
-    table = [p.copy() for p in points]
-    m = len(points) - 1
-    for level in range(1, m + 1):
-        for i in range(m - level + 1):
-            table[i] = (table[i + 1] - table[i]) / (times[i + level] - times[i])
-    return table[0]
+def divided_difference(times, points: list[np.ndarray]) -> np.ndarray:
+    """The highest divided difference ``x[t_0, ..., t_m]`` of the points (oldest first), as
+    the combination ``sum_i x_i / prod_{j != i} (t_i - t_j)``: one scaled sum of the points,
+    with no table of lower differences."""
+    total = np.zeros_like(points[0], dtype=float)
+    term = np.empty_like(total)
+    for i, (t_i, point) in enumerate(zip(times, points)):
+        weight = 1.0
+        for j, t_j in enumerate(times):
+            if j != i:
+                weight *= t_i - t_j
+        total += np.multiply(point, 1.0 / weight, out=term)
+    return total
 
 
 def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[np.ndarray],
@@ -116,17 +121,23 @@ def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[n
     reltol max|Q'|`` or ``reltol max(|Q|, chgtol) / h``, whichever is larger.
     `tolerances` is ``(reltol, abstol, chgtol, trtol)``; `charges` and `flows` (``Q'``) run
     oldest first; `stores` marks the equations that hold a charge (no other is estimated).
+    The estimate runs over whole vectors in place and leaves the others out at the end, so a
+    step costs a few passes over the unknowns and no copies of the history.
     """
     reltol, abstol, chgtol, trtol = tolerances
     p = scheme.order
     h = times[-1] - times[-2]
-    charges = [q[stores] for q in charges[-(p + 2):]]
-    flows = [f[stores] for f in flows[-2:]]
-    current = abstol + reltol * np.maximum(np.abs(flows[-1]), np.abs(flows[-2]))
-    charge = reltol * np.maximum(np.maximum(np.abs(charges[-1]), np.abs(charges[-2])),
-                                 chgtol) / h
-    tolerance = np.maximum(current, charge)
-    difference = divided_difference(np.asarray(times[-(p + 2):]), charges)
-    error = np.maximum(abstol, abs(scheme.error_constant) * np.abs(difference))
-    allowed = float(np.min(trtol * tolerance / error, initial=np.inf))
+    error = divided_difference(times[-(p + 2):], charges[-(p + 2):])
+    np.abs(error, out=error)
+    error *= abs(scheme.error_constant)
+    np.maximum(error, abstol, out=error)
+    current = np.maximum(np.abs(flows[-1]), np.abs(flows[-2]))
+    current *= reltol
+    current += abstol
+    charge = np.maximum(np.abs(charges[-1]), np.abs(charges[-2]))
+    np.maximum(charge, chgtol, out=charge)
+    charge *= reltol / h
+    np.maximum(current, charge, out=current)    # the tolerance
+    current /= error
+    allowed = trtol * float(np.min(current, initial=np.inf, where=stores))
     return allowed ** (1.0 / p)
