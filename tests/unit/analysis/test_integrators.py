@@ -11,7 +11,7 @@ import pytest
 import scipy.linalg
 
 import mna
-from mna.analysis.integrators import METHODS, divided_difference
+from mna.analysis.integrators import METHODS, divided_difference, truncation_step
 from mna.errors import SingularSystemError
 
 
@@ -38,6 +38,21 @@ def test_divided_difference_of_a_cubic():
     times = np.array([0.0, 0.3, 1.0, 1.7])
     values = [np.array([2 * t**3 - t]) for t in times]
     assert abs(divided_difference(times, values)[0] - 2.0) < 1e-12
+
+
+def test_truncation_step_of_a_cubic_charge_leaves_out_equations_without_charge():
+    """Q = 2 t^3 has the third divided difference 2 at any points, so the trapezoidal rule's
+    error is 2/12 per unit of time, against the tolerance of the larger of its last rates
+    and charges; an equation that holds no charge does not count, however wild its values."""
+    times = [0.0, 0.1, 0.25, 0.3]
+    charges = [np.array([2 * t**3, 1e9 * (-1) ** k]) for k, t in enumerate(times)]
+    flows = [np.array([6 * t**2, 1e9]) for t in times]
+    reltol, abstol, chgtol, trtol = 1e-3, 1e-12, 1e-14, 7.0
+    stores = np.array([True, False])
+    allowed = truncation_step(METHODS["trap"], times, charges, flows,
+                              (reltol, abstol, chgtol, trtol), stores)
+    tolerance = max(abstol + reltol * 6 * 0.3**2, reltol * 2 * 0.3**3 / 0.05)
+    assert abs(allowed - (trtol * tolerance / (2 / 12)) ** 0.5) < 1e-12 * allowed
 
 
 # -- convergence order --------------------------------------------------------------------------
