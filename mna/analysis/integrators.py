@@ -96,19 +96,17 @@ def method(name: str) -> LinearMultistep:
 
 # -- local truncation error -------------------------------------------------------------------
 
-def divided_difference(times, points: list[np.ndarray]) -> np.ndarray:
-    """The highest divided difference ``x[t_0, ..., t_m]`` of the points (oldest first), as
-    the combination ``sum_i x_i / prod_{j != i} (t_i - t_j)``: one scaled sum of the points,
-    with no table of lower differences."""
-    total = np.zeros_like(points[0], dtype=float)
-    term = np.empty_like(total)
-    for i, (t_i, point) in enumerate(zip(times, points)):
-        weight = 1.0
-        for j, t_j in enumerate(times):
-            if j != i:
-                weight *= t_i - t_j
-        total += np.multiply(point, 1.0 / weight, out=term)
-    return total
+def divided_difference(times: list[float], points: list[np.ndarray]) -> np.ndarray:
+    """The highest divided difference ``x[t_0, ..., t_m]`` of the points (oldest first), by
+    the table of lower differences, each level made in place over the one before (the
+    differences are taken before they are scaled, so a common offset cancels exactly)."""
+    table = [np.array(p, dtype=float) for p in points]
+    m = len(points) - 1
+    for level in range(1, m + 1):
+        for i in range(m - level + 1):
+            np.subtract(table[i + 1], table[i], out=table[i])
+            table[i] /= times[i + level] - times[i]
+    return table[0]
 
 
 def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[np.ndarray],
@@ -131,10 +129,10 @@ def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[n
     np.abs(error, out=error)
     error *= abs(scheme.error_constant)
     np.maximum(error, abstol, out=error)
-    current = np.maximum(np.abs(flows[-1]), np.abs(flows[-2]))
+    current = np.maximum(np.abs(flows[-1]), np.abs(flows[-2]), dtype=float)
     current *= reltol
     current += abstol
-    charge = np.maximum(np.abs(charges[-1]), np.abs(charges[-2]))
+    charge = np.maximum(np.abs(charges[-1]), np.abs(charges[-2]), dtype=float)
     np.maximum(charge, chgtol, out=charge)
     charge *= reltol / h
     np.maximum(current, charge, out=current)    # the tolerance

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -38,6 +39,21 @@ def test_divided_difference_of_a_cubic():
     times = np.array([0.0, 0.3, 1.0, 1.7])
     values = [np.array([2 * t**3 - t]) for t in times]
     assert abs(divided_difference(times, values)[0] - 2.0) < 1e-12
+
+
+def test_divided_difference_cancels_a_large_common_part_exactly():
+    """A charge's bias (1 pF at 5 V) dwarfs what changes over nanosecond steps; the third
+    divided difference must still match the exact one of the same float inputs."""
+    times = [0.0, 1e-9, 2.5e-9, 3e-9]
+    points = [np.array([5e-12 + 2e9 * t**3]) for t in times]
+    exact = Fraction(0)
+    for i, t_i in enumerate(times):
+        weight = Fraction(1)
+        for j, t_j in enumerate(times):
+            if j != i:
+                weight *= Fraction(t_i) - Fraction(t_j)
+        exact += Fraction(float(points[i][0])) / weight
+    assert abs(divided_difference(times, points)[0] - float(exact)) < 1e-12 * abs(float(exact))
 
 
 def test_truncation_step_of_a_cubic_charge_leaves_out_equations_without_charge():
