@@ -29,9 +29,13 @@ DISSECTION_MIN = 1000     # unknowns: below, a nested dissection order does not 
 DISSECTION_FILL = 2.0     # it may fill in this many times AMD's entries (a ladder's: 1.5)
 SOLVERS = ("klu", "superlu")
 ANALYSES = 8              # symbolic analyses kept per process: the patterns of a few analyses
-# a refactorisation in the last pivot order stands while the smallest pivot over the largest
-# stays above this fraction of that ratio at the last fresh factorisation
+# a refactorisation in the last pivot order is tried while the smallest pivot over the
+# largest stays above this fraction of that ratio at the last fresh factorisation, and kept
+# while its solutions' componentwise backward error stays within BACKWARD_ERROR
 REFACTOR_RCOND_DROP = 1e-3
+BACKWARD_ERROR = 1e-12
+REFACTOR_MIN = 100   # unknowns: below, a fresh factorisation costs no more than that check
+SUBNORMAL_SCALE = np.finfo(float).tiny / np.finfo(float).eps   # about 1e-292
 
 Order = Literal["amd", "dissection"]
 # KLU's analyses by (order, size, indptr, indices), least recently used first
@@ -103,7 +107,8 @@ class SparseLU:
         self._ordering = ordering
         self._use = use
         self._symbolic: klu.Symbolic | None = None
-        self._refactored: klu.Numeric | None = None   # the factors `refactor` remakes
+        self._refactored: klu.Numeric | None = None   # the factors `solve` remakes
+        self._products: tuple | None = None            # for `backward_error`
         self.factorizations = 0
 
     def factor(self, data: np.ndarray) -> Factors:
@@ -125,29 +130,47 @@ class SparseLU:
         return Factors(lu.solve, complex if np.iscomplexobj(data) else float, self.names,
                        lambda: self._singular(data))
 
-    def refactor(self, data: np.ndarray) -> Factors:
-        """The factors of the matrix with entries `data`, made over those that the last call
-        made (which are then gone: solving with them raises): for callers that use one
-        matrix at a time, as Newton's iterations and the frequencies of an AC sweep do.
-        Where KLU has ``klu_refactor``, the last factors' pivot order is kept while their
-        pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search for pivots;
-        otherwise the factors are made afresh."""
-        if self.size == 0 or self.backend != "klu" or not klu.library().refactors:
-            return self.factor(data)
+    def solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """The solution for `rhs` of the matrix with entries `data`, for callers that solve
+        once with each matrix (Newton's iterations, the frequencies of an AC sweep). Where
+        KLU has ``klu_refactor``, the factors of the last call are remade in their pivot
+        order while its pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search
+        for pivots, and the solution's componentwise backward error is checked: beyond
+        `BACKWARD_ERROR` the order no longer serves, and the matrix is factored afresh."""
+        if self.size < REFACTOR_MIN or self.backend != "klu" or not klu.library().refactors:
+            return self.factor(data).solve(rhs)
         self.factorizations += 1
-        numeric = self._refactored
-        if numeric is None or numeric.complex != np.iscomplexobj(data) or not (
+        numeric, self._refactored = self._refactored, None
+        if numeric is not None and numeric.complex == np.iscomplexobj(data) and (
                 numeric.refactor(data, REFACTOR_RCOND_DROP)):
-            self._refactored = None
-            numeric = self._refactored = self._numeric(data)
-        generation = numeric.generation
+            solution = numeric.solve_in_place(np.array(rhs, dtype=numeric.dtype, order="F"))
+            if self.backward_error(data, solution, rhs) <= BACKWARD_ERROR:
+                self._refactored = numeric
+                return solution
+        numeric = self._numeric(data)
+        solution = self._factors(numeric, data).solve(rhs)
+        self._refactored = numeric
+        return solution
 
-        def solve_in_place(rhs: np.ndarray) -> np.ndarray:
-            if numeric.generation != generation:
-                raise RuntimeError("these factors were refactored for another matrix")
-            return numeric.solve_in_place(rhs)
+    def backward_error(self, data: np.ndarray, x: np.ndarray, rhs: np.ndarray) -> float:
+        """``max |rhs - A x| / (|A| |x| + |rhs|)`` over the equations (Oettli and Prager's
+        componentwise backward error; infinite for a solution that is not finite). A scale
+        in the subnormal range counts as `SUBNORMAL_SCALE`: there a residual of round-off
+        is no error (the far end of a long ladder decays to such values)."""
+        if self._products is None:   # A and |A| on the pattern, their values set per call
+            import scipy.sparse as sp
 
-        return self._factors(numeric, data, solve_in_place)
+            self._products = tuple(sp.csc_matrix((np.zeros(len(self.indices)), self.indices,
+                                                  self.indptr), shape=(self.size,) * 2)
+                                   for _ in range(2))
+        matrix, magnitudes = self._products
+        matrix.data, magnitudes.data = data, np.abs(data)
+        with np.errstate(over="ignore", invalid="ignore"):
+            residual = np.abs(matrix @ x - rhs)
+            scale = magnitudes @ np.abs(x) + np.abs(rhs)
+        if not np.all(np.isfinite(residual)):
+            return np.inf
+        return float(np.max(residual / np.maximum(scale, SUBNORMAL_SCALE), initial=0.0))
 
     def _numeric(self, data: np.ndarray) -> klu.Numeric:
         try:
@@ -155,9 +178,8 @@ class SparseLU:
         except klu.SingularMatrix:
             raise self._singular(data) from None
 
-    def _factors(self, numeric: klu.Numeric, data: np.ndarray, solve_in_place=None) -> Factors:
-        return Factors(solve_in_place or numeric.solve_in_place,
-                       complex if numeric.complex else float, self.names,
+    def _factors(self, numeric: klu.Numeric, data: np.ndarray) -> Factors:
+        return Factors(numeric.solve_in_place, numeric.dtype, self.names,
                        lambda: self._singular(data))
 
     def _analysis(self, data: np.ndarray) -> klu.Symbolic:

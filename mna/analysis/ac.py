@@ -82,7 +82,7 @@ def ac_response(equations: Equations, g: np.ndarray, c: np.ndarray, f: np.ndarra
                 try:
                     if not np.all(np.isfinite(matrix)):
                         raise SingularSystemError("G + jwC overflows")
-                    x = equations.refactor(matrix).solve(rhs)
+                    x = equations.solve(matrix, rhs)
                     result[:, k] = system.p.product(x) + jw * system.q.product(x) + direct
                     if not np.all(np.isfinite(result[:, k])):
                         raise SingularSystemError("the outputs overflow")

@@ -123,9 +123,10 @@ class Equations:
     def factor(self, data: np.ndarray) -> Factors:
         return self.lu.factor(data)
 
-    def refactor(self, data: np.ndarray) -> Factors:
-        """Factors made over the last ones `refactor` made (see `SparseLU.refactor`)."""
-        return self.lu.refactor(data)
+    def solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """The solution for `rhs` of the matrix with entries `data`, solved once
+        (`SparseLU.solve`: the last call's pivot order is kept while it serves)."""
+        return self.lu.solve(data, rhs)
 
     # -- the devices ----------------------------------------------------------------------------
     def terminal_values(self, x: np.ndarray, device: Device) -> np.ndarray:

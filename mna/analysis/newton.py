@@ -104,7 +104,7 @@ class Newton:
             if not np.all(np.isfinite(residual)):
                 raise NewtonFailure(x, residual, iteration, "the residual is not finite")
             try:
-                step = eq.refactor(jacobian).solve(-residual)
+                step = eq.solve(jacobian, -residual)
             except SingularSystemError as error:
                 raise NewtonFailure(x, residual, iteration, str(error), singular=True) from None
             x_next = x + step

@@ -20,6 +20,10 @@ from pathlib import Path
 import numpy as np
 
 KLU_OK = 0   # Common.status: anything else is a failure here
+# a column's pivot stays on the diagonal while it is at least this fraction of the column's
+# largest entry (KLU's default, 0.001, let an LC ladder with controlled sources solve with a
+# backward error of 3e-3 at some AC frequencies; 0.1 brings it to round-off)
+PIVOT_TOLERANCE = 0.1
 _STATUS = {1: "singular", -2: "out of memory", -3: "invalid input", -4: "too large"}
 
 
@@ -150,6 +154,7 @@ class Numeric:
         # and refused by it (halted half-way, KLU 2.3 returns factors it already freed);
         # elsewhere KLU halts and says so in its status
         common.halt_if_singular = not lib.rconds
+        common.tol = PIVOT_TOLERANCE
         self.complex = np.iscomplexobj(data)
         data = np.ascontiguousarray(data, dtype=complex if self.complex else float)
         factor = lib.klu_z_factor if self.complex else lib.klu_factor
@@ -167,17 +172,20 @@ class Numeric:
         self.nonzeros = lnz + unz     # klu_numeric begins n, nblocks, lnz, unz
         self._solve = functools.partial(lib.klu_z_solve if self.complex else lib.klu_solve,
                                         symbolic.handle, self.handle, symbolic.size)
-        self.generation = 0    # how many times refactored: factors of older values are gone
+
+    @property
+    def dtype(self) -> type:
+        return complex if self.complex else float
 
     def refactor(self, data: np.ndarray, rcond_drop: float) -> bool:
         """Remake the factors for the values `data` (of the same dtype) in the pivot order
-        they have; whether that order still serves: False when a pivot vanished or the
-        pivots' reciprocal condition fell below `rcond_drop` times that of the last fresh
-        factorisation (the factors are then of no use, and a fresh one must be made)."""
+        they have; whether that order may serve: False when a pivot vanished or the pivots'
+        reciprocal condition fell below `rcond_drop` times that of the fresh factorisation
+        (the factors are then of no use, and a fresh one must be made). The caller checks
+        the solutions: pivots of a sound ratio can still have grown the factors."""
         lib = self.symbolic.lib
-        data = np.ascontiguousarray(data, dtype=complex if self.complex else float)
+        data = np.ascontiguousarray(data, dtype=self.dtype)
         refactor = lib.klu_z_refactor if self.complex else lib.klu_refactor
-        self.generation += 1
         done = refactor(self.symbolic.indptr.ctypes.data, self.symbolic.indices.ctypes.data,
                         data.ctypes.data, self.symbolic.handle, self.handle, self.common)
         return bool(done) and self.common.status == KLU_OK and (
