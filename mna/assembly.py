@@ -1,8 +1,10 @@
 """Unknown numbering and the `Stamper`: the only code that writes matrix entries.
 
-Elements call the stamp patterns here with node keys or unknown indices; ground rows and
-columns are dropped in `MatrixBuilder.add` and nowhere else. The same stamps build a numeric
-system (floats, scipy CSC) or a symbolic one (sympy), depending on the backend.
+Elements call the stamp patterns here with node keys and unknown numbers. The reference node
+is unknown number -1: a pattern appends its entries whole, and the entries in the reference's
+row or column are dropped once, when `MatrixBuilder.entries` makes the matrix (an output row
+drops them as they come). The same stamps build a numeric system (floats, scipy CSC) or a
+symbolic one (sympy), depending on the backend.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from mna.domains import across_unit
 from mna.elements.device import Device, Instance
@@ -83,53 +87,62 @@ def _identity(index: int) -> int:
 
 
 class MatrixBuilder:
-    """Triplets of one matrix; `row_index`/`col_index` turn node keys into unknown numbers
-    (ground into None, which drops the entry)."""
+    """Triplets of one matrix. The patterns join nodes, given by their keys and numbered
+    once each through `numbering` (the reference is -1); `add` takes node keys or unknown
+    numbers. Each pattern appends its entries together."""
 
-    def __init__(self, row_index: Callable = _identity, col_index: Callable = _identity):
-        self._row = row_index
-        self._col = col_index
+    def __init__(self, numbering: Numbering):
+        self._number = numbering.node_index
+        self._index = numbering.index_of
         self.rows: list[int] = []
         self.cols: list[int] = []
         self.values: list = []
 
     def add(self, row, col, value) -> None:
-        row, col = self._row(row), self._col(col)
-        if row is not None and col is not None:
-            self.rows.append(row)
-            self.cols.append(col)
-            self.values.append(value)
+        self.rows.append(self._index(row))
+        self.cols.append(self._index(col))
+        self.values.append(value)
 
     def conductance(self, a, b, value) -> None:
         """The four-entry pattern of a branch of admittance `value` between nodes a and b."""
-        self.add(a, a, value)
-        self.add(a, b, -value)
-        self.add(b, a, -value)
-        self.add(b, b, value)
+        a, b = self._number[a], self._number[b]
+        self.rows.extend((a, a, b, b))
+        self.cols.extend((a, b, a, b))
+        self.values.extend((value, -value, -value, value))
 
     def transconductance(self, a, b, c, d, value) -> None:
         """A through variable ``value*(x_c - x_d)`` leaving node a, entering node b."""
-        self.add(a, c, value)
-        self.add(a, d, -value)
-        self.add(b, c, -value)
-        self.add(b, d, value)
+        number = self._number
+        a, b, c, d = number[a], number[b], number[c], number[d]
+        self.rows.extend((a, a, b, b))
+        self.cols.extend((c, d, c, d))
+        self.values.extend((value, -value, -value, value))
 
     def incidence(self, a, b, column, value=1) -> None:
         """Unknown `column` (times `value`) flows out of node a and into node b."""
-        self.add(a, column, value)
-        self.add(b, column, -value)
+        self.rows.extend((self._number[a], self._number[b]))
+        self.cols.extend((column, column))
+        self.values.extend((value, -value))
 
     def across(self, row, a, b, value=1) -> None:
         """``value*(x_a - x_b)`` in equation `row`."""
-        self.add(row, a, value)
-        self.add(row, b, -value)
+        self.rows.extend((row, row))
+        self.cols.extend((self._number[a], self._number[b]))
+        self.values.extend((value, -value))
 
     def entries(self, shape: tuple[int, int], symbolic: bool) -> Entries:
-        return Entries.of(self.rows, self.cols, self.values, shape, symbolic)
+        """The matrix of the entries outside the reference's row and column."""
+        rows = np.array(self.rows, dtype=np.int64)
+        cols = np.array(self.cols, dtype=np.int64)
+        kept = (rows >= 0) & (cols >= 0)
+        values = ([v for v, k in zip(self.values, kept.tolist()) if k] if symbolic
+                  else np.array(self.values, dtype=float)[kept])
+        return Entries.of(rows[kept], cols[kept], values, shape, symbolic)
 
 
 class RowBuilder:
-    """One row of an output map; columns are node keys or unknown (or input) numbers."""
+    """One row of an output map; columns are node keys or unknown (or input) numbers, those
+    of the reference dropped."""
 
     def __init__(self, col_index: Callable = _identity):
         self._col = col_index
@@ -138,7 +151,7 @@ class RowBuilder:
 
     def add(self, col, value) -> None:
         col = self._col(col)
-        if col is not None:
+        if col >= 0:
             self.cols.append(col)
             self.values.append(value)
 
@@ -163,6 +176,7 @@ class Numbering:
 
     def __init__(self, circuit: Circuit):
         self.node_index = {key: i for i, key in enumerate(circuit.nodes)}
+        self.node_index[GROUND] = -1
         unknowns = [f"V({node.name})" for node in circuit.nodes.values()]
         units = [across_unit(node.domain) for node in circuit.nodes.values()]
         for element in circuit.elements:
@@ -181,21 +195,22 @@ class Numbering:
         self.unknowns = tuple(unknowns)
         self.units = tuple(units)
 
-    def index_of(self, item) -> int | None:
-        """The number of a node's unknown (None for the reference node); a number as is."""
-        if isinstance(item, str):
-            return None if item == GROUND else self.node_index[item]
-        return item
+    def index_of(self, item) -> int:
+        """The number of a node's unknown (-1 for the reference node); a number as is."""
+        return self.node_index[item] if isinstance(item, str) else item
 
 
 class Stamper:
     """Collects G, C, B of a circuit in the numbering of its unknowns; with `small_signal`,
-    the values of the AC analysis where an element has its own (a resistor's ``ac=``)."""
+    the values of the AC analysis where an element has its own (a resistor's ``ac=``).
+    `value` and `sqrt` are the backend's: floats, or sympy expressions."""
 
     def __init__(self, circuit: Circuit, backend, small_signal: bool = False):
         self.circuit = circuit
         self.backend = backend
         self.small_signal = small_signal
+        self.value = backend.evaluate
+        self.sqrt = backend.sqrt
         numbering = Numbering(circuit)
         self.index_of = numbering.index_of
         self.node_index = numbering.node_index
@@ -207,9 +222,9 @@ class Stamper:
         self.input_elements: list[Element] = []
         self.instances: dict[type[Device], list[Instance]] = {}
         self.model_values: dict[tuple, Mapping[str, float]] = {}   # derived once per model
-        self.G = MatrixBuilder(self.index_of, self.index_of)
-        self.C = MatrixBuilder(self.index_of, self.index_of)
-        self.B = MatrixBuilder(self.index_of)
+        self.G = MatrixBuilder(numbering)
+        self.C = MatrixBuilder(numbering)
+        self.B = MatrixBuilder(numbering)
 
     def branch(self, element: Element, port: str = "") -> int:
         return self.branch_index[(id(element), port)]
@@ -224,7 +239,7 @@ class Stamper:
         if isinstance(self.backend, SymbolicBackend):
             raise NetlistError(f"{name}: a nonlinear element has no symbolic model; "
                                "linearise numerically instead")
-        numbers = tuple(-1 if (i := self.index_of(t)) is None else i for t in terminals)
+        numbers = tuple(map(self.index_of, terminals))
         self.instances.setdefault(kind, []).append(Instance(name, numbers, parameters))
 
     def output_row(self) -> OutputRow:
@@ -243,12 +258,6 @@ class Stamper:
             self.input_index[id(element)] = len(self.input_elements)
             self.input_elements.append(element)
         return self.input_index[id(element)]
-
-    def value(self, value: Value):
-        return self.backend.evaluate(value)
-
-    def sqrt(self, value):
-        return self.backend.sqrt(value)
 
 
 def assemble(
@@ -331,8 +340,7 @@ def _internal_key(element: Element, suffix: str) -> str:
 
 
 def _stack(rows: list[RowBuilder], shape: tuple[int, int], symbolic: bool) -> Entries:
-    matrix = MatrixBuilder()
-    for number, row in enumerate(rows):
-        for col, value in zip(row.cols, row.values):
-            matrix.add(number, col, value)
-    return matrix.entries(shape, symbolic)
+    numbers = [number for number, row in enumerate(rows) for _ in row.cols]
+    cols = [col for row in rows for col in row.cols]
+    values = [value for row in rows for value in row.values]
+    return Entries.of(numbers, cols, values, shape, symbolic)

@@ -169,14 +169,13 @@ class BehaviouralSource(Element):
             terminals, rows = [k], ((0, -1.0),)
         else:
             terminals = [s.index_of(n) for n in self.nodes]
-            terminals = [-1 if t is None else t for t in terminals]
             rows = ((0, 1.0), (1, -1.0))
 
-        def variable(index: int | None):
-            """The local symbol of unknown `index` (0 for the reference)."""
+        def variable(index: int):
+            """The local symbol of unknown `index`; the reference's (-1) is 0."""
             import sympy
 
-            if index is None:
+            if index < 0:
                 return sympy.Integer(0)
             if index not in terminals:
                 terminals.append(index)

@@ -134,7 +134,8 @@ class Resistor(Passive):
         return value * (1 + s.value(self.tc1) * rise + s.value(self.tc2) * rise**2)
 
     def stamp(self, s) -> None:
-        s.G.conductance(*self.nodes, 1 / self.resistance(s))
+        a, b = self.nodes
+        s.G.conductance(a, b, 1 / self.resistance(s))
 
     def through(self, s, row) -> None:
         row.x.difference(*self.nodes, 1 / self.resistance(s))
@@ -157,7 +158,8 @@ class Capacitor(Passive):
                       f"(it stores relative to the inertial frame), not {self.nodes[1]}")
 
     def stamp(self, s) -> None:
-        s.C.conductance(*self.nodes, self.analog(s))
+        a, b = self.nodes
+        s.C.conductance(a, b, self.analog(s))
 
     def through(self, s, row) -> None:
         row.dx.difference(*self.nodes, self.analog(s))
