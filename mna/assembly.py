@@ -179,15 +179,18 @@ class Numbering:
         self.node_index[GROUND] = -1
         unknowns = [f"V({node.name})" for node in circuit.nodes.values()]
         units = [across_unit(node.domain) for node in circuit.nodes.values()]
+        branched = []   # elements with extra unknowns, and their names
         for element in circuit.elements:
             for suffix in element.internal_nodes(circuit):
                 self.node_index[_internal_key(element, suffix)] = len(unknowns)
                 unknowns.append(f"V({element.name}#{suffix})")
                 units.append(across_unit(element.port_domain(circuit.domain_of)))
+            if ports := element.branches():
+                branched.append((element, ports))
         self.across_count = len(unknowns)
         self.branch_index: dict[tuple[int, str], int] = {}
-        for element in circuit.elements:
-            for port in element.branches():
+        for element, ports in branched:
+            for port in ports:
                 self.branch_index[(id(element), port)] = len(unknowns)
                 label = element.name if not port else f"{element.name}:{port}"
                 unknowns.append(f"I({label})")
