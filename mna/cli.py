@@ -198,7 +198,7 @@ def _title_is_an_element(circuit) -> bool:
     between nodes the circuit does not have)."""
     try:
         (card,) = parse_text("\n" + circuit.title).cards
-        cls = Element.class_for(card.head)
+        cls = Element.class_for(card.key)
         if cls is None:
             return False
         nodes: list[str] = []

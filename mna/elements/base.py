@@ -56,7 +56,7 @@ class Element:
 
     prefix: ClassVar[str] = ""
     usage: ClassVar[str] = ""
-    registry: ClassVar[dict[str, type[Element]]] = {}
+    registry: ClassVar[dict[str, type[Element]]] = {}   # by prefix in lower case
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -65,16 +65,17 @@ class Element:
             return
         if len(prefix) > 2:
             raise TypeError(f"prefix {prefix} of {cls.__name__}: at most two letters")
-        if prefix in Element.registry:
+        key = prefix.lower()
+        if key in Element.registry:
             raise TypeError(f"two element classes for prefix {prefix}: "
-                            f"{Element.registry[prefix].__name__} and {cls.__name__}")
-        Element.registry[prefix] = cls
+                            f"{Element.registry[key].__name__} and {cls.__name__}")
+        Element.registry[key] = cls
 
     @staticmethod
-    def class_for(name: str) -> type[Element] | None:
-        """The class whose prefix starts `name`; the longest prefix wins (``TF1`` over ``T``)."""
-        start = name[:2].upper()
-        return Element.registry.get(start) or Element.registry.get(start[:1])
+    def class_for(key: str) -> type[Element] | None:
+        """The class whose prefix starts `key`, a name in lower case; the longest prefix wins
+        (``tf1`` is a transformer, not a ``t`` line)."""
+        return Element.registry.get(key[:2]) or Element.registry.get(key[:1])
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Element:

@@ -56,6 +56,7 @@ UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmi
 OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")
+READ_FIRST = (".global", ".func", ".param")   # at the top level, before the other cards
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,11 @@ class _Elaborator:
         self.random = RandomCalls()
 
     def run(self) -> Circuit:
-        top = self._split(self.netlist.cards)
-        globals_ = frozenset(word.lower() for card in top if card.key == ".global"
+        top, first = self._split(self.netlist.cards)
+        globals_ = frozenset(word.lower() for card in first[".global"]
                              for word in card.fields if isinstance(word, str))
-        functions = self._functions([c for c in top if c.key == ".func"], {})
-        parameters = self._parameters([c for c in top if c.key == ".param"], functions)
+        functions = self._functions(first[".func"], {})
+        parameters = self._parameters(first[".param"], functions)
         self.nominal: dict[str, float] | None = None   # evaluated for the first .if
         self.parameters = parameters
         scope = self.top_scope = Scope(known=frozenset(self.parameter_names),
@@ -139,9 +140,11 @@ class _Elaborator:
         return circuit
 
     # -- structure -----------------------------------------------------------------------------
-    def _split(self, cards) -> list[Card]:
-        """Take out ``.subckt ... .ends`` blocks (nested ones too); return the rest in order."""
+    def _split(self, cards) -> tuple[list[Card], dict[str, list[Card]]]:
+        """Take out ``.subckt ... .ends`` blocks (nested ones too); return the rest in order,
+        and of those, by key, the cards read before all others (`READ_FIRST`)."""
         top: list[Card] = []
+        first: dict[str, list[Card]] = {key: [] for key in READ_FIRST}
         stack: list[tuple[Card, list[Card]]] = []
         for card in cards:
             key = card.key
@@ -155,9 +158,11 @@ class _Elaborator:
                 stack[-1][1].append(card)
             else:
                 top.append(card)
+                if key in first:
+                    first[key].append(card)
         if stack:
             raise NetlistError(".subckt has no .ends", stack[-1][0].location)
-        return top
+        return top, first
 
     def _define(self, card: Card, body: list[Card]) -> None:
         words = [f for f in card.fields if isinstance(f, str) and f.lower() != "params:"]
@@ -227,11 +232,13 @@ class _Elaborator:
         """Every card of `cards` in `scope`, the blocks of ``.if`` decided."""
         taking = [True]       # per nested .if: whether its current branch is read
         decided = [True]      # per nested .if: whether a branch has been taken
+        reading = True        # whether every enclosing branch is read
         for card in cards:
             key = card.key
             if key in BLOCKS:
                 self._block(card, key, scope, taking, decided)
-            elif all(taking):
+                reading = all(taking)
+            elif reading:
                 self._card(card, scope, depth)
         if len(taking) > 1:
             raise NetlistError(".if has no .endif", cards[-1].location if cards else None)
@@ -318,12 +325,12 @@ class _Elaborator:
         return FieldReader(card, scope, usage, self._note_node)
 
     def _element(self, card: Card, scope: Scope) -> None:
-        cls = Element.class_for(card.head)
+        cls = Element.class_for(card.key)
         if cls is None and card.head[:1].upper() in UNSUPPORTED_ELEMENTS:
             raise NetlistError(f"{card.head}: {UNSUPPORTED_ELEMENTS[card.head[:1].upper()]} "
                                "are not supported by mna", card.location)
         if cls is None:
-            known = ", ".join(sorted(Element.registry) + ["X"])
+            known = ", ".join(sorted(prefix.upper() for prefix in Element.registry) + ["X"])
             raise NetlistError(f"unknown element type '{card.head}' (known prefixes: {known})",
                                card.location)
         element = cls.from_fields(self._reader(card, scope, cls.usage))

@@ -87,20 +87,18 @@ Field = str | Braced | Call | Assign
 class Card(NamedTuple):
     """One logical line: an element (``R1 ...``) or a dot card (``.tran ...``).
 
-    `fields` are the positional fields after the head, `options` the ``key=value`` fields in
-    order; `places` holds where each positional field stands (None: a one-line card of words
-    only, whose places follow from its text).
+    `key` is the head in lower case, what every later stage looks the card up by; `fields`
+    are the positional fields after the head, `options` the ``key=value`` fields in order;
+    `places` holds where each positional field stands (None: a one-line card of words only,
+    whose places follow from its text).
     """
 
     head: str
+    key: str
     fields: tuple[Field, ...]
     options: tuple[Assign, ...]
     location: SourceLocation
     places: tuple[SourceLocation, ...] | None = None
-
-    @property
-    def key(self) -> str:
-        return self.head.lower()
 
     @property
     def is_dot(self) -> bool:

@@ -37,13 +37,15 @@ def _parse(source: Source) -> Netlist:
 def parse_line(line: Line) -> Card:
     """The card of one logical line."""
     if line.words is not None:
-        card = Card(line.words[0], line.words[1:], (), line.location)
+        head = line.words[0]
+        card = Card(head, head.lower(), line.words[1:], (), line.location)
         if card.key not in CONDITIONS:
             return card
         if not card.fields:     # the condition is the rest of the line, in its own text
             _no_condition(card.key, card.location)
         start = card.place(0)
-        return Card(card.head, (Braced(start.text[start.column - 1:].rstrip(), start),), (),
+        return Card(card.head, card.key,
+                    (Braced(start.text[start.column - 1:].rstrip(), start),), (),
                     card.location, (start,))
     head, *rest = line.tokens
     if head.kind != "word":
@@ -62,7 +64,7 @@ def parse_line(line: Line) -> Card:
     ordered = key in ORDERED
     positional = tuple(item for item in items if ordered or not isinstance(item[0], Assign))
     options = tuple(item[0] for item in items if not ordered and isinstance(item[0], Assign))
-    return Card(head.text, tuple(f for f, _ in positional), options, head.location,
+    return Card(head.text, key, tuple(f for f, _ in positional), options, head.location,
                 tuple(place for _, place in positional))
 
 
