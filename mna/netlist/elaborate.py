@@ -77,7 +77,7 @@ class _Elaborator:
     def __init__(self, netlist: Netlist):
         self.netlist = netlist
         self.subcircuits: dict[str, Subcircuit] = {}
-        self.nodes: dict[str, tuple[str, Card, int]] = {}
+        self.nodes: dict[str, Node] = {}   # electrical until `_domains` places them
         self.elements: list[Element] = []
         self.elements_by_key: dict[str, Element] = {}
         self.domain_cards: list[tuple[str, Domain, SourceLocation]] = []
@@ -401,7 +401,7 @@ class _Elaborator:
     def _note_node(self, key: str, name: str, card: Card, index: int) -> None:
         """Record node `key` where it is first named."""
         if key not in self.nodes:
-            self.nodes[key] = (name, card, index)
+            self.nodes[key] = Node(key, name, Domain.ELECTRICAL, card, index)
 
     # -- dot cards -----------------------------------------------------------------------------
     def _options(self, card: Card) -> None:
@@ -513,11 +513,10 @@ class _Elaborator:
                  for key, domain, location in self.domain_cards]
         hints += [(key, domain, reason, e.name, e.location)
                   for e in self.elements for key, domain, reason in e.domain_hints()]
-        domains = dict.fromkeys(self.nodes, Domain.ELECTRICAL)
         if hints:   # without one there is nothing to carry: the branches need no walk
-            domains.update(self._carried(hints))
-        return {key: Node(key, name, domains[key], card, index)
-                for key, (name, card, index) in self.nodes.items()}
+            for key, domain in self._carried(hints).items():
+                self.nodes[key] = self.nodes[key]._replace(domain=domain)
+        return self.nodes
 
     def _carried(self, hints) -> dict[str, Domain]:
         """The domain of every node joined by branches to a node that a hint claims; two
@@ -541,7 +540,7 @@ class _Elaborator:
             if group in claims and claims[group][0] is not domain:
                 other = claims[group]
                 raise NetlistError(
-                    f"domain conflict at node '{self.nodes[key][0]}': {other[0].value} by "
+                    f"domain conflict at node '{self.nodes[key].name}': {other[0].value} by "
                     f"{other[1]} on {other[2]}, {domain.value} by {reason} on {who}",
                     location,
                 )
