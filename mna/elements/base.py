@@ -151,7 +151,7 @@ class Element:
 
 def read_ports_and_value(reader: FieldReader, ports: tuple[str, ...], what: str):
     """``name port... value`` with nothing after it: E, G, TF and GY lines."""
-    nodes = tuple(reader.node(port) for port in ports)
+    nodes = reader.nodes(*ports)
     value = reader.value(what)
     reader.done()
     reader.no_more_options()

@@ -126,7 +126,7 @@ class BehaviouralSource(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> BehaviouralSource:
-        nodes = (reader.node("n+"), reader.node("n-"))
+        nodes = reader.nodes("n+", "n-")
         reader.done()
         given = [k for k in ("v", "i") if k in reader.assigns]
         if len(given) != 1:

@@ -252,7 +252,7 @@ class BipolarTransistor(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> BipolarTransistor:
-        nodes = [reader.node("collector"), reader.node("base"), reader.node("emitter")]
+        nodes = list(reader.nodes("collector", "base", "emitter"))
         remaining = reader.remaining()
         last = reader.card.fields[-1] if remaining else None
         numeric = isinstance(last, str) and number(last) is not None

@@ -51,7 +51,7 @@ class AcrossControlled(Element):
     @classmethod
     def from_fields(cls, reader: FieldReader):
         if len(reader.card.fields) > 2 and isinstance(reader.card.fields[2], Call):
-            nodes = (reader.node("n+"), reader.node("n-"))
+            nodes = reader.nodes("n+", "n-")
             poly = polynomial(reader, nodes, "v" if cls.prefix == "E" else "i", _voltage_control)
             if poly is None:
                 reader.fail("expected the controlling nodes nc+ nc- or POLY(n)", reader.place(),
@@ -120,7 +120,7 @@ class ThroughControlled(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader):
-        nodes = (reader.node("n+"), reader.node("n-"))
+        nodes = reader.nodes("n+", "n-")
         poly = polynomial(reader, nodes, "v" if cls.prefix == "H" else "i", _current_control)
         if poly is not None:
             return poly

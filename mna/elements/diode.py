@@ -362,7 +362,7 @@ class Diode(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Diode:
-        nodes = (reader.node("anode"), reader.node("cathode"))
+        nodes = reader.nodes("anode", "cathode")
         model = reader.word("model name").lower()
         area = reader.value("area") if reader.remaining() else 1.0
         reader.done()

@@ -162,7 +162,7 @@ class ModelledElement(Element):
     @classmethod
     def read(cls, reader: FieldReader, letter: str) -> ModelledElement:
         """``Xname n+ n- model`` of an R or L line (`letter`)."""
-        nodes = (reader.node("n+"), reader.node("n-"))
+        nodes = reader.nodes("n+", "n-")
         model = reader.word("model name")
         place = reader.place()
         reader.done()

@@ -370,10 +370,10 @@ class Mosfet(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Mosfet:
-        nodes = tuple(reader.node(what) for what in ("drain", "gate", "source", "bulk"))
+        nodes = reader.nodes("drain", "gate", "source", "bulk")
         model = reader.word("model name").lower()
         reader.done()
-        sizes = {key: reader.option(key) for key in INSTANCE if key in reader.assigns}
+        sizes = reader.options(INSTANCE)
         reader.no_more_options(", ".join(f"{k.upper()}=" for k in INSTANCE))
         return cls(reader.name, reader.location, nodes, model, sizes)
 

@@ -23,35 +23,37 @@ class Passive(Element):
 
     letter: ClassVar[str] = ""
     role: ClassVar[Role]
-    keywords: ClassVar[tuple[str, ...]] = ()   # the physical keywords of the letter
+    keywords: ClassVar[frozenset[str]] = frozenset()   # the physical keywords of the letter
     extras: ClassVar[tuple[str, ...]] = ()     # other key= a subclass reads (`options`)
+    keys: ClassVar[frozenset[str]] = frozenset()   # every key= of the letter
     allowed: ClassVar[str] = ""                # every key=, as the usage lists them
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.keywords = tuple(sorted(keywords_of(cls.letter)))
+        cls.keywords = frozenset(keywords_of(cls.letter))
         extra = ("ic",) if cls.role is not Role.DISSIPATOR else ()
-        cls.allowed = ", ".join(f"{k}=" for k in sorted({*cls.keywords, *extra, *cls.extras}))
+        cls.keys = frozenset({*cls.keywords, *extra, *cls.extras})
+        cls.allowed = ", ".join(f"{k}=" for k in sorted(cls.keys))
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement:
         if names_a_model(reader, 2) and types_of(cls.letter):   # ``R1 a b brake``: a model
             return ModelledElement.read(reader, cls.letter)
-        nodes = (reader.node("n+"), reader.node("n-"))
+        nodes = reader.nodes("n+", "n-")
         bare = reader.value() if reader.remaining() else None
         reader.done()
-        initial = reader.option("ic") if cls.role is not Role.DISSIPATOR else None
-        extras = {key: reader.option(key) for key in cls.extras if key in reader.assigns}
-        given = [k for k in cls.keywords if k in reader.assigns]
+        given = [key for key in reader.assigns if key in cls.keywords]
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
                         f"{cls.allowed})", usage=True)
+        options = reader.options(cls.keys)
         keyword = given[0] if given else None
-        value = reader.option(keyword) if keyword else bare
+        value = options.pop(keyword) if keyword else bare
         if value is None:
             reader.fail(f"{reader.card.head}: missing value", usage=True)
         reader.no_more_options(cls.allowed)
-        return cls(reader.name, reader.location, nodes, value, keyword, initial, **extras)
+        initial = options.pop("ic", None)
+        return cls(reader.name, reader.location, nodes, value, keyword, initial, **options)
 
     def edges(self):
         return two_terminal_edge(self, self.role)

@@ -30,7 +30,7 @@ class Source(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Source:
-        nodes = (reader.node("n+"), reader.node("n-"))
+        nodes = reader.nodes("n+", "n-")
         dc = waveform = None
         ac_magnitude: Value = 0.0
         ac_phase: Value = 0.0

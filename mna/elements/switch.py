@@ -113,7 +113,7 @@ class VoltageSwitch(ModelledElement):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> VoltageSwitch:
-        nodes = tuple(reader.node(port) for port in ("n+", "n-", "nc+", "nc-"))
+        nodes = reader.nodes("n+", "n-", "nc+", "nc-")
         model = reader.word("model name")
         place = reader.place()
         on = _initial_state(reader)
@@ -143,7 +143,7 @@ class CurrentSwitch(ModelledElement):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> CurrentSwitch:
-        nodes = (reader.node("n+"), reader.node("n-"))
+        nodes = reader.nodes("n+", "n-")
         control = reader.element("controlling element")
         model = reader.word("model name")
         place = reader.place()

@@ -8,7 +8,7 @@ and the ``.func`` definitions.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NoReturn
 
@@ -79,25 +79,21 @@ class Scope:
 
 
 class FieldReader:
-    """Hands out a card's fields one by one; any misuse is an error with the card's usage."""
+    """Hands out a card's fields one by one; any misuse is an error with the card's usage.
+
+    `name` is the card's element name in scope (``X1.R2``), `location` the card's place.
+    """
 
     def __init__(self, card: Card, scope: Scope, usage: str, note_node: NoteNode):
         self.card = card
         self.scope = scope
         self.usage = usage
         self._note_node = note_node
+        self.name = scope.name(card.head)
+        self.location = card.location
         self.assigns = ({assign.name.lower(): assign for assign in card.options}
                         if card.options else {})
         self.index = 0
-
-    @property
-    def name(self) -> str:
-        """The card's element name in scope (``X1.R2``)."""
-        return self.scope.name(self.card.head)
-
-    @property
-    def location(self) -> SourceLocation:
-        return self.card.location
 
     def fail(self, message: str, location: SourceLocation | None = None,
              usage: bool = False) -> NoReturn:
@@ -127,12 +123,21 @@ class FieldReader:
             self.fail(f"expected {what}, found '{field_text(taken)}'", self.place(), usage=True)
         return taken
 
+    def nodes(self, *ports: str) -> tuple[str, ...]:
+        """The next fields, one per port (what it is, for messages), as the keys of their
+        nodes in scope; each node is noted where it is first named."""
+        scope = self.scope
+        keys = []
+        for port in ports:
+            word = self.word(port)
+            key = scope.node(word)
+            if key != GROUND:
+                self._note_node(key, scope.prefix + word, self.card, self.index - 1)
+            keys.append(key)
+        return tuple(keys)
+
     def node(self, what: str = "node") -> str:
-        word = self.word(what)
-        key = self.scope.node(word)
-        if key != GROUND:
-            self._note_node(key, self.scope.prefix + word, self.card, self.index - 1)
-        return key
+        return self.nodes(what)[0]
 
     def element(self, what: str) -> str:
         """A reference to another element (``Vctrl`` of F/H, inductors of K), in scope."""
@@ -169,6 +174,11 @@ class FieldReader:
         if len(assign.values) != 1:
             self.fail(f"{key}= takes one value", assign.location)
         return self.evaluate(assign.values[0], what or key, assign.places[0])
+
+    def options(self, keys: Collection[str]) -> dict[str, Value]:
+        """The values of the ``key=value`` fields whose key is one of `keys`, in the card's
+        order (the others are left to `no_more_options`)."""
+        return {key: self.option(key) for key in tuple(self.assigns) if key in keys}
 
     def no_more_options(self, allowed: str = "") -> None:
         for key, assign in self.assigns.items():

@@ -344,7 +344,7 @@ class PoleZero(Request):
 
     @classmethod
     def from_fields(cls, reader):
-        nodes = tuple(reader.node(what) for what in ("in+", "in-", "out+", "out-"))
+        nodes = reader.nodes("in+", "in-", "out+", "out-")
         source = reader.keyword("vol", "cur")
         wanted = reader.keyword("pol", "zer", "pz")
         if source is None or wanted is None:
