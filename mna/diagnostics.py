@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from mna.circuit import Circuit, Node
 
 
+ROLES = tuple(Role)   # a role by its number, found by identity (an Enum member hashes in Python)
+
+
 class Graph:
     """A circuit's graph: every element's edges, and their ends as node numbers (the
     reference is 0), made once at elaboration for every topology check."""
@@ -30,15 +33,17 @@ class Graph:
     def __init__(self, nodes: Mapping[str, Node] | Iterable[str], elements: Iterable[Element]):
         self.keys = (GROUND, *nodes)
         number = {key: i for i, key in enumerate(self.keys)}
-        self.edges = tuple(edge for element in elements for edge in element.edges())
-        ends = [number[key] for edge in self.edges for key in (edge.a, edge.b)]
-        self.ends = np.array(ends, dtype=np.int64).reshape(-1, 2)
-        code = {role: i for i, role in enumerate(Role)}
-        self.roles = np.array([code[edge.role] for edge in self.edges], dtype=np.int64)
+        edges: list[Edge] = []
+        for element in elements:
+            edges += element.edges()
+        self.edges = tuple(edges)
+        self.ends = np.column_stack(([number[edge.a] for edge in edges],
+                                     [number[edge.b] for edge in edges])).astype(np.int64)
+        self.roles = np.array([ROLES.index(edge.role) for edge in edges], dtype=np.int64)
 
     def components(self, open_roles: tuple[Role, ...]) -> np.ndarray:
         """Each node's component label when the edges of `open_roles` are left out."""
-        codes = [i for i, role in enumerate(Role) if role in open_roles]
+        codes = [ROLES.index(role) for role in open_roles]
         joined = ~np.isin(self.roles, codes)
         return connected_components(len(self.keys), *self.ends[joined].T)
 
