@@ -156,7 +156,8 @@ class _FileLines:
                         log.warning("%s: skipped the .control ... .endc block", skipping[1])
                     skipping = None
                 continue
-            location = self._place(number, raw, len(raw) - len(raw.lstrip()) + 1)
+            start = len(raw) - len(raw.lstrip())
+            location = SourceLocation(self.filename, number, start + 1, raw, self.quoted)
             if stripped[0] == "+":
                 if not pending:
                     raise NetlistError("continuation line '+' with no line to continue",
@@ -166,24 +167,27 @@ class _FileLines:
             if pending:
                 yield _logical(pending)
                 pending = []
-            if first.startswith(".control"):
-                skipping = ("control", location)
-            elif first == ".lib" and len(stripped.split()) == 2:   # a section's start
-                if not inside and stripped.split()[1].lower() == section:
-                    inside = True
-                else:   # another section, or a definition in a file read whole
-                    skipping = ("lib", location)
-            elif first == ".endl":
-                if section is not None and inside:
-                    return
-            elif not inside:
-                continue
-            elif first in (".include", ".inc", ".lib"):
-                yield from self._included(raw, location, first == ".lib")
-            elif first == ".end":
-                break
-            else:
-                pending = [(raw, location, location.column - 1)]
+            if first:   # a dot card: those that say what to read are the lexer's own
+                if first.startswith(".control"):
+                    skipping = ("control", location)
+                    continue
+                if first == ".lib" and len(stripped.split()) == 2:   # a section's start
+                    if not inside and stripped.split()[1].lower() == section:
+                        inside = True
+                    else:   # another section, or a definition in a file read whole
+                        skipping = ("lib", location)
+                    continue
+                if first == ".endl":
+                    if section is not None and inside:
+                        return
+                    continue
+                if inside and first in (".include", ".inc", ".lib"):
+                    yield from self._included(raw, location, first == ".lib")
+                    continue
+                if inside and first == ".end":
+                    break
+            if inside:
+                pending = [(raw, location, start)]
         if skipping is not None and skipping[0] == "control":
             raise NetlistError(".control block has no .endc", skipping[1])
         if section is not None and not inside:
