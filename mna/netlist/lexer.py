@@ -1,5 +1,5 @@
-"""Files to logical lines of tokens: comments, ``+`` continuations, ``.include``, ``.lib``
-sections, ``.control`` blocks and ``.end``.
+"""Files to logical lines (comments, ``+`` continuations, ``.include``, ``.lib`` sections,
+``.control`` blocks and ``.end``), and a logical line to its words or tokens.
 
 Every token keeps the file, line and column it came from, so any later stage can point at
 it. What a file may hold is bounded (`MAX_FILE_BYTES`, `MAX_LINE_CHARS`) and only regular
@@ -48,16 +48,8 @@ class Token(NamedTuple):
     location: SourceLocation
 
 
-class Line(NamedTuple):
-    """A logical line: a physical line and its ``+`` continuations.
-
-    A line that is one physical line of words only has `words` (plain strings, their places
-    found again from the text when needed) and no `tokens`; any other has `tokens`.
-    """
-
-    location: SourceLocation
-    words: tuple[str, ...] | None
-    tokens: tuple[Token, ...] = ()
+Part = tuple[str, SourceLocation, int]   # a physical line, its place, where its content starts
+Line = list[Part]   # a logical line: a physical line and its ``+`` continuations
 
 
 class Source(NamedTuple):
@@ -76,8 +68,9 @@ def read_source(path: str | Path) -> Source:
 
 
 def lex_text(text: str, filename: str = "<string>") -> Source:
-    """Netlist `text`; its first line is the title. Lines are lexed as they are read, so
-    that a large netlist's tokens never all exist at once."""
+    """Netlist `text`; its first line is the title. Lines are found as they are read, and
+    the parser takes each apart in turn, so that a large netlist's tokens never all exist
+    at once."""
     if "\0" in text:
         at = text.index("\0")
         start = text.rfind("\n", 0, at) + 1
@@ -139,7 +132,7 @@ class _FileLines:
     def lines(self, skip: int = 0, section: str | None = None) -> Iterator[Line]:
         """The logical lines after the first `skip` physical ones; with `section`, only those
         of ``.lib section`` ... ``.endl``."""
-        pending: list[tuple[str, SourceLocation, int]] = []   # (raw, place, start column)
+        pending: Line = []
         skipping: tuple[str, SourceLocation] | None = None    # a .control or unused .lib block
         inside = section is None
         for number, raw in enumerate(self.physical[skip:], start=skip + 1):
@@ -165,7 +158,7 @@ class _FileLines:
                 pending.append((raw, location, raw.index("+") + 1))
                 continue
             if pending:
-                yield _logical(pending)
+                yield pending
                 pending = []
             if first:   # a dot card: those that say what to read are the lexer's own
                 if first.startswith(".control"):
@@ -194,7 +187,7 @@ class _FileLines:
             raise NetlistError(f"no section '.lib {section}' in {self.filename}",
                                self._place(1, self.physical[0] if self.physical else "", 1))
         if pending:
-            yield _logical(pending)
+            yield pending
 
     def _place(self, number: int, raw: str, column: int) -> SourceLocation:
         return SourceLocation(self.filename, number, column, raw, self.quoted)
@@ -218,17 +211,21 @@ class _FileLines:
         yield from reader.lines(section=section)
 
 
-def _logical(parts: list[tuple[str, SourceLocation, int]]) -> Line:
-    """A logical line from its physical parts: (raw text, place, column where it starts)."""
-    raw, location, start = parts[0]
-    if len(parts) == 1 and not STRUCTURED.search(raw, start):
-        return Line(location, tuple(raw.split()))
-    tokens: list[Token] = []
-    for raw, place, begin in parts:
-        tokens.extend(_tokens(raw, place, begin))
-    if not tokens:
-        raise NetlistError("an empty line", location)
-    return Line(tokens[0].location, None, tuple(tokens))
+def words(line: Line) -> tuple[str, ...] | None:
+    """The words of a logical line that is one physical line of words only (their places are
+    found again from its text when needed); None for any other line."""
+    raw, _, start = line[0]
+    return tuple(raw.split()) if len(line) == 1 and not STRUCTURED.search(raw, start) else None
+
+
+def tokens(line: Line) -> list[Token]:
+    """The tokens of a logical line, each with its place."""
+    found: list[Token] = []
+    for raw, place, start in line:
+        found.extend(_tokens(raw, place, start))
+    if not found:
+        raise NetlistError("an empty line", line[0][1])
+    return found
 
 
 def _tokens(raw: str, line: SourceLocation, start: int) -> list[Token]:

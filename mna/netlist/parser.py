@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from mna.errors import NetlistError
-from mna.netlist.lexer import Line, Source, Token, lex_text, read_source
+from mna.netlist.lexer import Line, Source, Token, lex_text, read_source, tokens, words
 from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, SourceLocation
 
 CONDITIONS = (".if", ".elseif")
@@ -36,9 +36,10 @@ def _parse(source: Source) -> Netlist:
 
 def parse_line(line: Line) -> Card:
     """The card of one logical line."""
-    if line.words is not None:
-        head = line.words[0]
-        card = Card(head, head.lower(), line.words[1:], (), line.location)
+    plain = words(line)
+    if plain is not None:
+        head, location = plain[0], line[0][1]
+        card = Card(head, head.lower(), plain[1:], (), location)
         if card.key not in CONDITIONS:
             return card
         if not card.fields:     # the condition is the rest of the line, in its own text
@@ -47,7 +48,7 @@ def parse_line(line: Line) -> Card:
         return Card(card.head, card.key,
                     (Braced(start.text[start.column - 1:].rstrip(), start),), (),
                     card.location, (start,))
-    head, *rest = line.tokens
+    head, *rest = tokens(line)
     if head.kind != "word":
         raise NetlistError("a line must start with an element name or a dot card", head.location)
     key = head.text.lower()
