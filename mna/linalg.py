@@ -108,7 +108,7 @@ class SparseLU:
         self._use = use
         self._symbolic: klu.Symbolic | None = None
         self._refactored: klu.Numeric | None = None   # the factors `solve` remakes
-        self._products: tuple | None = None            # for `backward_error`
+        self._columns: np.ndarray | None = None        # each entry's column
         self.factorizations = 0
 
     def factor(self, data: np.ndarray) -> Factors:
@@ -157,17 +157,12 @@ class SparseLU:
         componentwise backward error; infinite for a solution that is not finite). A scale
         in the subnormal range counts as `SUBNORMAL_SCALE`: there a residual of round-off
         is no error (the far end of a long ladder decays to such values)."""
-        if self._products is None:   # A and |A| on the pattern, their values set per call
-            import scipy.sparse as sp
-
-            self._products = tuple(sp.csc_matrix((np.zeros(len(self.indices)), self.indices,
-                                                  self.indptr), shape=(self.size,) * 2)
-                                   for _ in range(2))
-        matrix, magnitudes = self._products
-        matrix.data, magnitudes.data = data, np.abs(data)
+        if self._columns is None:
+            self._columns = np.repeat(np.arange(self.size), np.diff(self.indptr))
         with np.errstate(over="ignore", invalid="ignore"):
-            residual = np.abs(matrix @ x - rhs)
-            scale = magnitudes @ np.abs(x) + np.abs(rhs)
+            terms = data * x[self._columns]
+            residual = np.abs(rhs - _row_sums(self.indices, terms, self.size))
+            scale = np.bincount(self.indices, np.abs(terms), self.size) + np.abs(rhs)
         if not np.all(np.isfinite(residual)):
             return np.inf
         return float(np.max(residual / np.maximum(scale, SUBNORMAL_SCALE), initial=0.0))
@@ -220,6 +215,14 @@ class SparseLU:
         return SingularSystemError(
             "singular system: the unknowns " + ", ".join(culprits) + " are not determined "
             f"(smallest singular value {singular_values[-1]:.3g})", culprits)
+
+
+def _row_sums(rows: np.ndarray, terms: np.ndarray, size: int) -> np.ndarray:
+    """``terms`` summed by row, real or complex (numpy alone: importing scipy.sparse for a
+    product would cost a run more than the product)."""
+    if np.iscomplexobj(terms):
+        return np.bincount(rows, terms.real, size) + 1j * np.bincount(rows, terms.imag, size)
+    return np.bincount(rows, terms, size)
 
 
 def analysis(size: int, indptr: np.ndarray, indices: np.ndarray, order: Order) -> klu.Symbolic:
