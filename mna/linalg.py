@@ -141,8 +141,9 @@ class SparseLU:
             return self.factor(data).solve(rhs)
         self.factorizations += 1
         numeric, self._refactored = self._refactored, None
-        if numeric is not None and numeric.complex == np.iscomplexobj(data) and (
-                numeric.refactor(data, REFACTOR_RCOND_DROP)):
+        same_kind = numeric is not None and numeric.complex == np.iscomplexobj(data) and (
+            numeric.complex or not np.iscomplexobj(rhs))   # else solved by parts, below
+        if same_kind and numeric.refactor(data, REFACTOR_RCOND_DROP):
             solution = numeric.solve_in_place(np.array(rhs, dtype=numeric.dtype, order="F"))
             if self.backward_error(data, solution, rhs) <= BACKWARD_ERROR:
                 self._refactored = numeric
