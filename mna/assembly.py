@@ -141,17 +141,21 @@ class MatrixBuilder:
 
 
 class RowBuilder:
-    """One row of an output map; columns are node keys or unknown (or input) numbers, those
-    of the reference dropped."""
+    """Entries of an output map (``P``, ``Q`` or ``R``), written one row at a time into the
+    row `row`; columns are node keys or unknown (or input) numbers, those of the reference
+    dropped."""
 
     def __init__(self, col_index: Callable = _identity):
         self._col = col_index
+        self.row = 0
+        self.rows: list[int] = []
         self.cols: list[int] = []
         self.values: list = []
 
     def add(self, col, value) -> None:
         col = self._col(col)
         if col >= 0:
+            self.rows.append(self.row)
             self.cols.append(col)
             self.values.append(value)
 
@@ -160,14 +164,23 @@ class RowBuilder:
         self.add(a, value)
         self.add(b, -value)
 
+    def entries(self, shape: tuple[int, int], symbolic: bool) -> Entries:
+        return Entries.of(self.rows, self.cols, self.values, shape, symbolic)
+
 
 class OutputRow:
-    """One output ``y = p·x + q·x' + r·u``, written by `Element.through` or a node probe."""
+    """Outputs ``y = p·x + q·x' + r·u``, written by `Element.through` or a node probe: one
+    row, or after `begin` the next of many (the rows of a system's output maps, written
+    into one set of lists)."""
 
     def __init__(self, stamper: Stamper):
         self.x = RowBuilder(stamper.index_of)
         self.dx = RowBuilder(stamper.index_of)
         self.u = RowBuilder()
+
+    def begin(self, row: int) -> None:
+        """Write row `row` from now on."""
+        self.x.row = self.dx.row = self.u.row = row
 
 
 class Numbering:
@@ -286,7 +299,10 @@ def assemble(
                 raise
             raise NetlistError(f"{element.name}: {error.message}", element.location) from None
     outputs = outputs if outputs is not None else circuit.probed_outputs()
-    rows = [output_row(s, circuit, output) for output in outputs]
+    rows = s.output_row()
+    for number, output in enumerate(outputs):
+        rows.begin(number)
+        write_output(rows, s, circuit, output)
     n, m = len(s.unknowns), len(s.input_elements)
     inputs = tuple(
         InputSignal(
@@ -307,9 +323,9 @@ def assemble(
         inputs=inputs,
         outputs=tuple(circuit.label(o) for o in outputs),
         output_units=tuple(circuit.unit(o) for o in outputs),
-        p=_stack([r.x for r in rows], (len(rows), n), symbolic),
-        q=_stack([r.dx for r in rows], (len(rows), n), symbolic),
-        r=_stack([r.u for r in rows], (len(rows), m), symbolic),
+        p=rows.x.entries((len(outputs), n), symbolic),
+        q=rows.dx.entries((len(outputs), n), symbolic),
+        r=rows.u.entries((len(outputs), m), symbolic),
         across_count=s.across_count,
         devices=tuple(kind.build(instances) for kind, instances in s.instances.items()),
         symbolic=symbolic,
@@ -318,16 +334,19 @@ def assemble(
 
 def output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:
     """`output` as a combination of unknowns, their derivatives and inputs."""
-    if output.kind == "I" and len(output.keys) == 2:   # an element's extra unknown
-        row = OutputRow(s)
-        row.x.add(s.branch(circuit.elements_by_key[output.keys[0]], output.keys[1]), 1)
-        return row
-    if output.kind == "I":
-        return s.through_row(circuit.elements_by_key[output.keys[0]])
-    row = OutputRow(s)
-    a, b = (*output.keys, GROUND)[:2]
-    row.x.difference(a, b, 1)
+    row = s.output_row()
+    write_output(row, s, circuit, output)
     return row
+
+
+def write_output(row: OutputRow, s: Stamper, circuit: Circuit, output: OutputName) -> None:
+    """Write `output` into `row`'s current row."""
+    if output.kind == "I" and len(output.keys) == 2:   # an element's extra unknown
+        row.x.add(s.branch(circuit.elements_by_key[output.keys[0]], output.keys[1]), 1)
+    elif output.kind == "I":
+        circuit.elements_by_key[output.keys[0]].through(s, row)
+    else:
+        row.x.difference(*(*output.keys, GROUND)[:2], 1)
 
 
 def _resolved_waveform(element, backend):
@@ -340,10 +359,3 @@ def _resolved_waveform(element, backend):
 
 def _internal_key(element: Element, suffix: str) -> str:
     return f"{element.name.lower()}#{suffix}"
-
-
-def _stack(rows: list[RowBuilder], shape: tuple[int, int], symbolic: bool) -> Entries:
-    numbers = [number for number, row in enumerate(rows) for _ in row.cols]
-    cols = [col for row in rows for col in row.cols]
-    values = [value for row in rows for value in row.values]
-    return Entries.of(numbers, cols, values, shape, symbolic)
