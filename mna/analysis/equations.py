@@ -190,6 +190,12 @@ class Equations:
                                     crossed[start:start + count])
             start += count
 
+    def devices_converged(self, x: np.ndarray, loaded: list[np.ndarray]) -> bool:
+        """Whether every kind's currents at `x` are where its last load (at its terminal
+        values `loaded`) predicts them (`Device.converged`)."""
+        return all(slots.device.converged(self.terminal_values(x, slots.device), at)
+                   for slots, at in zip(self.devices, loaded, strict=True))
+
     def dc_problem(self, x: np.ndarray) -> str | None:
         """Why the DC solution `x` is no operating point of the devices, or None."""
         for slots in self.devices:

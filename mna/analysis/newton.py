@@ -3,8 +3,9 @@ fails at DC.
 
 Convergence is SPICE's: every unknown's update within ``reltol*|x| + vntol`` (across) or
 ``+ abstol`` (through), every equation's residual within ``reltol`` of its largest term plus
-``abstol`` (KCL rows) or ``vntol`` (across equations), and no junction voltage limited in
-the last iteration.
+``abstol`` (KCL rows) or ``vntol`` (across equations), no junction voltage limited in
+the last iteration, and every device's currents at the new point within tolerance of what
+that iteration's load predicts (SPICE's device test, `Device.converged`).
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ class Newton:
                 terms = eq.product(magnitudes, np.abs(x)) + np.abs(flows) + np.abs(b)
                 balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
             x = x_next
-            if small.all() and balanced.all() and not limited:
+            if (small.all() and balanced.all() and not limited
+                    and eq.devices_converged(x, evaluated_at)):
                 return x
         if iterations is not None:
             return x

@@ -131,14 +131,6 @@ class Transistors(Device):
                                                         self.sub_critical), vsub)
         if (np.array_equal(be, vbe) and np.array_equal(bc, vbc)
                 and np.array_equal(sub, vsub)):
-            if previous is None:   # as SPICE's, the first iteration never converges
-                return v.copy()
-            (cc, cb, dcc_be, dcc_bc, dcb_be, gmu), _ = self.transport(old_be, old_bc)
-            step_be, step_bc = vbe - old_be, vbc - old_bc
-            if (unsettled(dcc_be * step_be + dcc_bc * step_bc, cc, self.reltol, self.abstol)
-                    or unsettled(dcb_be * step_be + gmu * step_bc, cb, self.reltol,
-                                 self.abstol)):
-                return v.copy()
             return v
         at = v.copy()
         p = self.polarity
@@ -147,6 +139,14 @@ class Transistors(Device):
         common = np.where(self.lateral > 0, at[:, B], at[:, C])
         at[:, S] = common + self.substrate_sign * sub
         return at
+
+    def converged(self, v, loaded):
+        vbe, vbc, _, _ = self.junctions(v)
+        old_be, old_bc, _, _ = self.junctions(loaded)
+        (cc, cb, dcc_be, dcc_bc, dcb_be, gmu), _ = self.transport(old_be, old_bc)
+        step_be, step_bc = vbe - old_be, vbc - old_bc
+        return not (unsettled(dcc_be * step_be + dcc_bc * step_bc, cc, self.reltol, self.abstol)
+                    or unsettled(dcb_be * step_be + gmu * step_bc, cb, self.reltol, self.abstol))
 
     # -- the model ---------------------------------------------------------------------------
     def transport(self, vbe, vbc):

@@ -15,7 +15,8 @@ nothing). The analyses scatter them into the residual and the Jacobian through i
 made once; no analysis loops over elements.
 
 A kind whose equations need Newton's steps held back (a junction's exponential) overrides
-`limit`, given the terminal values of this and of the previous iteration.
+`limit`, given the terminal values of this and of the previous iteration; one whose currents
+must settle before Newton stops (SPICE's device convergence test) overrides `converged`.
 
 A piecewise kind (a comparison in a behavioural source, friction that sticks, a valve that
 cracks open) has switching functions (`switching(v, t)`) and `modes`, one per function: the
@@ -82,8 +83,14 @@ class Device:
 
     def limit(self, v: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
         """The terminal values to evaluate at, given Newton's new ones and those it was
-        evaluated at in the previous iteration (None at a solve's start)."""
+        evaluated at in the previous iteration (None at a solve's start): `v` itself when
+        no step is held back."""
         return v
+
+    def converged(self, v: np.ndarray, loaded: np.ndarray) -> bool:
+        """Whether Newton's new terminal values `v` leave the currents where the load at
+        `loaded` (the last one) predicts them, within tolerance."""
+        return True
 
     def switching(self, v: np.ndarray, t: float) -> np.ndarray:
         """The switching functions at the terminal values `v` (as many as `modes`)."""

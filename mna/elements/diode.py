@@ -161,9 +161,9 @@ def unsettled(change: np.ndarray, current: np.ndarray, reltol, abstol) -> bool:
     """SPICE's device convergence test: whether a current would change, by its linear
     prediction `change` from `current`, by more than ``reltol`` of itself plus ``abstol``.
 
-    A device whose currents are unsettled reports itself limited (`Device.limit` returns a
-    copy of the values), so that Newton takes another iteration: a step in junction voltage
-    that is small against the voltage can still move an exponential current far."""
+    A device whose currents are unsettled has not converged (`Device.converged`), and Newton
+    takes another iteration: a step in junction voltage that is small against the voltage can
+    still move an exponential current far."""
     predicted = current + change
     tolerance = reltol * np.maximum(np.abs(predicted), np.abs(current)) + abstol
     return bool(np.any(np.abs(change) > tolerance))
@@ -231,17 +231,17 @@ class Diodes(Device):
                                      self.critical)
             limited = np.where(broken, -(reverse + self.knee), limited)
         if limited is vd or np.array_equal(limited, vd):
-            if previous is None:   # as SPICE's, the first iteration never converges
-                return v.copy()
-            current, conductance = self._current_at(old)
-            if unsettled(conductance * (vd - old), current, self.reltol, self.abstol):
-                return v.copy()
             return v
         return np.stack([v[:, 1] + limited, v[:, 1]], axis=1)
 
+    def converged(self, v, loaded):
+        vd, at = v[:, 0] - v[:, 1], loaded[:, 0] - loaded[:, 1]
+        current, conductance = self._current_at(at)
+        return not unsettled(conductance * (vd - at), current, self.reltol, self.abstol)
+
     def _current_at(self, vd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`current(vd)`, the last load's when it was at `vd` (Newton checks the currents
-        where its previous iteration loaded)."""
+        where its iteration loaded)."""
         last = self._loaded
         if last is not None and np.array_equal(last[0], vd):
             return last[1], last[2]

@@ -216,8 +216,8 @@ class Mosfets(Device):
 
     # -- Newton ------------------------------------------------------------------------------
     def limit(self, v, previous):
-        if previous is None:   # as SPICE's, the first iteration never converges
-            return v.copy()
+        if previous is None:
+            return v
         vgs, vds, vbs = self.voltages(v)
         old_gs, old_ds, old_bs = self.voltages(previous)
         normal = old_ds >= 0
@@ -244,8 +244,6 @@ class Mosfets(Device):
             forward, limited_bulk, vbs), limited_bulk + new_ds)
         if (np.array_equal(new_gs, vgs) and np.array_equal(new_ds, vds)
                 and np.array_equal(new_bs, vbs)):
-            if self.unsettled(v, previous):
-                return v.copy()
             return v
         at = v.copy()
         p = self.polarity
@@ -254,21 +252,21 @@ class Mosfets(Device):
         at[:, B] = v[:, S] + p * new_bs
         return at
 
-    def unsettled(self, v, previous) -> bool:
+    def converged(self, v, loaded):
         """SPICE's convergence test of the drain current (channel less bulk-drain diode) and
         the bulk current (`diode.unsettled`)."""
         last = self._last
-        if last is None or not np.array_equal(last[0], previous):
-            self.load(previous, 0.0)
+        if last is None or not np.array_equal(last[0], loaded):
+            self.load(loaded, 0.0)
             last = self._last
         _, currents, slopes = last
-        step = np.einsum("kaj,kj->ka", self.local[:, :3], v - previous)
+        step = np.einsum("kaj,kj->ka", self.local[:, :3], v - loaded)
         change = np.einsum("kab,kb->ka", slopes[:, :3, :3], step)
         drain, bulk = np.array([1.0, 0.0, -1.0]), np.array([0.0, 1.0, 1.0])
-        return (unsettled(change[:, :3] @ drain, currents[:, :3] @ drain, self.reltol,
-                          self.abstol)
-                or unsettled(change[:, :3] @ bulk, currents[:, :3] @ bulk, self.reltol,
-                             self.abstol))
+        return not (unsettled(change[:, :3] @ drain, currents[:, :3] @ drain, self.reltol,
+                              self.abstol)
+                    or unsettled(change[:, :3] @ bulk, currents[:, :3] @ bulk, self.reltol,
+                                 self.abstol))
 
     # -- the model ---------------------------------------------------------------------------
     def load(self, v, t):
