@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mna.circuit import Circuit, Node
 
 
-ROLES = tuple(Role)   # a role by its number, found by identity (an Enum member hashes in Python)
+ROLES = tuple(Role)   # a role's number is its place here
 
 
 class Graph:

@@ -150,7 +150,7 @@ class _FileLines:
                     skipping = None
                 continue
             start = len(raw) - len(raw.lstrip())
-            location = SourceLocation(self.filename, number, start + 1, raw, self.quoted)
+            location = self._place(number, raw, start + 1)
             if stripped[0] == "+":
                 if not pending:
                     raise NetlistError("continuation line '+' with no line to continue",
