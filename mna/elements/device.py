@@ -31,7 +31,8 @@ Coulomb friction, a contact) sets `linear_in_modes`: when every kind of a circui
 transient solves each step by one linear solve, reusing the factors while the Jacobian
 stays the same, as for a linear circuit between events. To add a kind:
 subclass `Device`, set `width`, write `build` (stack the instances' parameters into arrays)
-and `load`, and stamp `s.device(YourDevice, name, terminals, parameters)` from the element.
+and `load` (`branch` lays out a law between two terminals), and stamp
+`s.device(YourDevice, name, terminals, parameters)` from the element.
 """
 
 from __future__ import annotations
@@ -128,6 +129,20 @@ def parameters(instances: list[Instance], *names: str) -> list[np.ndarray]:
     """Each named parameter of every instance, as one array per name."""
     return [np.array([instance.parameters[name] for instance in instances], dtype=float)
             for name in names]
+
+
+def branch(flow: np.ndarray, d_plus: np.ndarray, d_minus: np.ndarray,
+           width: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """The contributions of a branch from the first terminal to the second that carries
+    `flow` (a current, or a charge), and their derivatives, given those of `flow` by the
+    two terminals' values (`d_plus`, `d_minus`): ``(f, df)`` of shapes ``(count, width)``
+    and ``(count, width, width)``, the other terminals only read."""
+    f = np.zeros((len(flow), width))
+    f[:, 0], f[:, 1] = flow, -flow
+    df = np.zeros((len(flow), width, width))
+    df[:, 0, 0], df[:, 0, 1] = d_plus, d_minus
+    df[:, 1, 0], df[:, 1, 1] = -d_plus, -d_minus
+    return f, df
 
 
 def outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from types import MappingProxyType
 import numpy as np
 
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.elements.device import Device, Instance, Load, parameters, terminal_array
+from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
 
@@ -35,7 +35,6 @@ DEFAULTS = {"is": 1e-14, "n": 1.0, "rs": 0.0, "cjo": 0.0, "vj": 1.0, "m": 0.5, "
 ALIASES = {"cj0": "cjo", "cj": "cjo", "pb": "vj", "mj": "m", "ib": "ibv", "js": "is",
            "tref": "tnom"}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
-STAMP = np.array([[1.0, -1.0], [-1.0, 1.0]])   # a branch between the two terminals
 
 
 # -- shared junction physics -------------------------------------------------------------------
@@ -268,12 +267,11 @@ class Diodes(Device):
         vd = v[:, 0] - v[:, 1]
         current, conductance = self.current(vd)
         self._loaded = (vd, current, conductance)
-        f = current[:, None] * STAMP[0]
-        df = conductance[:, None, None] * STAMP
+        f, df = branch(current, conductance, -conductance)
         if not self.stores:
             return Load(f, df)
         q, c = self.charge(vd, current, conductance)
-        return Load(f, df, q[:, None] * STAMP[0], c[:, None, None] * STAMP)
+        return Load(f, df, *branch(q, c, -c))
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import math
 import numpy as np
 
 from mna.domains import Domain
-from mna.elements.device import Device, Instance, parameters, terminal_array
-from mna.elements.modelled import ModelType, Parameter, through_load
+from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
+from mna.elements.modelled import ModelType, Parameter
 
 TYPICAL_PRESSURE = 1e5   # Pa: dpl defaults to 1% of it
 LEAK = 1e-9   # of the open laminar conductance: a closed valve's default leak
@@ -57,7 +57,7 @@ class Valves(Device):
         dfraction = np.where(opening, 1 / self.span, 0.0)
         flow = self.gleak * dp + fraction * orifice
         conductance = self.gleak + fraction * slope + dfraction * orifice
-        return through_load(flow, conductance, -conductance)
+        return Load(*branch(flow, conductance, -conductance))
 
     def switching(self, v, t):
         dp = v[:, 0] - v[:, 1]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from mna.domains import Domain
-from mna.elements.device import Device, Instance, parameters, terminal_array
-from mna.elements.modelled import ModelType, Parameter, through_load
+from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
+from mna.elements.modelled import ModelType, Parameter
 
 STEFAN_BOLTZMANN = 5.670374419e-8   # W/(m^2 K^4)
 THERMAL = frozenset({Domain.THERMAL})
@@ -40,7 +40,7 @@ class Radiators(Device):
             flow = self.gain * (hot**4 - cold**4) + self.gmin * (hot - cold)
             d_hot = 4 * self.gain * hot**3 + self.gmin
             d_cold = -4 * self.gain * cold**3 - self.gmin
-        return through_load(flow, d_hot, d_cold)
+        return Load(*branch(flow, d_hot, d_cold))
 
 
 class Convectors(Device):
@@ -64,7 +64,7 @@ class Convectors(Device):
             power = np.abs(dt) ** self.exponent
             flow = self.gain * dt * power + self.gmin * dt
             conductance = self.gain * (1 + self.exponent) * power + self.gmin
-        return through_load(flow, conductance, -conductance)
+        return Load(*branch(flow, conductance, -conductance))
 
 
 class Radiation(ModelType):

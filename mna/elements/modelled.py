@@ -14,11 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, NoReturn
 
-import numpy as np
-
 from mna.domains import Domain, across_unit, through_unit
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.elements.device import Load
 from mna.errors import NetlistError
 from mna.expr import Value
 from mna.netlist.fields import GROUND
@@ -247,14 +244,3 @@ class ModelledElement(Element):
     def initial_conditions(self, s, uic):
         return self.law.initial_conditions(self, s, s.circuit.models[self.model].parameters)
 
-
-def through_load(flow: np.ndarray, d_plus: np.ndarray, d_minus: np.ndarray,
-                 width: int = 2) -> Load:
-    """The load of a two-terminal element whose through variable `flow` (n+ → n-) has the
-    derivatives `d_plus`, `d_minus` by the first two terminals (the others only read)."""
-    f = np.zeros((len(flow), width))
-    f[:, 0], f[:, 1] = flow, -flow
-    df = np.zeros((len(flow), width, width))
-    df[:, 0, 0], df[:, 0, 1] = d_plus, d_minus
-    df[:, 1, 0], df[:, 1, 1] = -d_plus, -d_minus
-    return Load(f, df)

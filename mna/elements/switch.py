@@ -17,8 +17,8 @@ import numpy as np
 
 from mna.elements.base import Edge, Role
 from mna.elements.controlled import check_controller
-from mna.elements.device import Device, Instance, parameters, terminal_array
-from mna.elements.modelled import ModelledElement, ModelType, Parameter, through_load
+from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
+from mna.elements.modelled import ModelledElement, ModelType, Parameter
 from mna.netlist.fields import GROUND, FieldReader
 
 
@@ -43,8 +43,8 @@ class Switches(Device):
 
     def load(self, v, t):
         conductance = np.where(self.on, self.gon, self.goff)
-        return through_load(conductance * (v[:, 0] - v[:, 1]), conductance, -conductance,
-                            self.width)
+        return Load(*branch(conductance * (v[:, 0] - v[:, 1]), conductance, -conductance,
+                            self.width))
 
     def switching(self, v, t):
         control = v[:, 2] - v[:, 3]
