@@ -37,6 +37,8 @@ TOKEN = re.compile(
     r"|(?P<stray>\}))"
 )
 INLINE_COMMENT = re.compile(r";|\s\$(\s|$)")
+COMMENT_LINE = re.compile(r"[*;]|\$(\s|$)")   # what makes a whole line a comment
+LINE_BREAK = re.compile(r"\r\n|\r|\n")   # only these end a line (not form feeds, U+2028)
 STRUCTURED = re.compile(r"[(){}=,;$']")   # a line without these holds words only
 
 
@@ -78,7 +80,7 @@ def lex_text(text: str, filename: str = "<string>") -> Source:
         shown = text[start:end if end >= 0 else len(text)].replace("\0", " ")
         raise NetlistError("a NUL character: this is not a text netlist", SourceLocation(
             filename, text.count("\n", 0, at) + 1, at - start + 1, shown))
-    physical = text.splitlines()
+    physical = LINE_BREAK.split(text)
     title = physical[0].strip() if physical else ""
     reader = _FileLines(physical, filename, quoted=True, open_files=frozenset({_key(filename)}))
     return Source(title, reader.lines(skip=1), filename)
@@ -137,7 +139,7 @@ class _FileLines:
         inside = section is None
         for number, raw in enumerate(self.physical[skip:], start=skip + 1):
             stripped = raw.strip()
-            if not stripped or stripped[0] == "*":
+            if not stripped or COMMENT_LINE.match(stripped):
                 continue
             if len(raw) > MAX_LINE_CHARS:
                 raise NetlistError(f"line of {len(raw)} characters (the limit is "
@@ -206,7 +208,7 @@ class _FileLines:
             raise NetlistError(f"{name} includes itself", target.location)
         text = _read_text(path, target.location, name)
         quoted = path.suffix.lower() in NETLIST_SUFFIXES
-        reader = _FileLines(text.splitlines(), str(path), quoted, self.open_files | {key})
+        reader = _FileLines(LINE_BREAK.split(text), str(path), quoted, self.open_files | {key})
         section = arguments[1].text.lower() if library else None
         yield from reader.lines(section=section)
 

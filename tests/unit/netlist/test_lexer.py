@@ -31,6 +31,19 @@ def test_star_semicolon_and_dollar_comments():
     assert words(text) == [["R1", "a", "0", "1k"], ["R2", "a", "b", "2"]]
 
 
+def test_a_line_that_is_only_a_comment_is_skipped():
+    text = "t\nR1 a 0 1\n; a comment\n   ; indented\n;\n $ dollar\n$\nR2 a 0 2\n"
+    assert words(text) == [["R1", "a", "0", "1"], ["R2", "a", "0", "2"]]
+
+
+def test_only_line_feeds_and_carriage_returns_end_lines():
+    # a form feed (a page break in old decks) or U+2028 is a blank, so the lines that
+    # follow keep the numbers an editor shows
+    with pytest.raises(NetlistError) as error:
+        mna.read_string("t\nV1 a 0 1\x0c\nR1 a 0 1\u2028\r\nR2 a 0 bad\n.op\n")
+    assert (error.value.location.line, error.value.location.column) == (4, 8)
+
+
 def test_dollar_inside_a_word_is_not_a_comment():
     # only " $ " (a dollar standing alone) starts a comment
     assert words("t\nR$1 a 0 1 $comment-less\n") == [["R$1", "a", "0", "1", "$comment-less"]]
