@@ -24,6 +24,9 @@ class NetlistError(MnaError, ValueError):
         self.location = location
         super().__init__(self.render())
 
+    def __reduce__(self):   # crosses to and from worker processes with its place
+        return type(self), (self.message, self.location)
+
     def render(self) -> str:
         if self.location is None:
             return f"error: {self.message}"
@@ -43,6 +46,9 @@ class SingularSystemError(MnaError):
     def __init__(self, message: str, unknowns: tuple[str, ...] = ()):
         self.unknowns = unknowns
         super().__init__(message)
+
+    def __reduce__(self):
+        return type(self), (self.args[0], self.unknowns)
 
 
 class ConvergenceError(MnaError):

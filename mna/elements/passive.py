@@ -135,12 +135,22 @@ class Resistor(Passive):
         rise = temperature - options.tnom
         return value * (1 + s.value(self.tc1) * rise + s.value(self.tc2) * rise**2)
 
+    def conductance(self, s) -> Value:
+        """``1 / resistance``; a number that has none (a parameter made it 0) is an error
+        at the element."""
+        resistance = self.resistance(s)
+        if isinstance(resistance, float) and not (resistance != 0
+                                                  and math.isfinite(1 / resistance)):
+            self.fail(f"the resistance is {resistance:g}: it must be non-zero with a finite "
+                      "inverse (a 0 V source is a short)")
+        return 1 / resistance
+
     def stamp(self, s) -> None:
         a, b = self.nodes
-        s.G.conductance(a, b, 1 / self.resistance(s))
+        s.G.conductance(a, b, self.conductance(s))
 
     def through(self, s, row) -> None:
-        row.x.difference(*self.nodes, 1 / self.resistance(s))
+        row.x.difference(*self.nodes, self.conductance(s))
 
 
 @dataclass(eq=False)

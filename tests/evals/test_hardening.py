@@ -244,3 +244,14 @@ def test_constants_in_behavioural_sources_are_computed_as_everywhere(expression,
 def test_an_element_with_every_terminal_on_the_reference_is_harmless():
     (op,) = mna.run(mna.read_string("t\nB1 0 0 I={V(0)+1}\n.op\n"))
     assert op.names == ()
+
+
+@pytest.mark.parametrize("cards", [".op", ".dc param a 0 2 1", ".step param a list 1 0\n.op"])
+def test_a_resistance_that_a_parameter_makes_zero_is_an_error_at_the_resistor(
+        cards, tmp_path, capsys):
+    netlist = tmp_path / "zero.net"
+    netlist.write_text(f"t\n.param a=0\nV1 x 0 1\nR1 x 0 {{a}}\n{cards}\n.end\n")
+    assert main(["run", str(netlist), "--workers", "2"]) == 1
+    message = capsys.readouterr().err
+    # located at the resistor, also when a worker process met it
+    assert message.startswith(f"{netlist}:4:1: error: R1: the resistance is 0")
