@@ -25,7 +25,7 @@ import numpy as np
 
 from mna.analysis.integrators import LinearMultistep, method, truncation_step
 from mna.analysis.newton import NewtonFailure
-from mna.errors import ConvergenceError
+from mna.errors import ConvergenceError, SingularSystemError
 from mna.progress import progress
 
 log = logging.getLogger(__name__)
@@ -173,7 +173,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             flow -= history
         return _Step(x, charge, flow, solver.switching(x, t_new))
 
-    with progress(tstop, "tran", time=True) as bar:
+    # a solution that grows to the float limit makes infinities, which the checks catch
+    with progress(tstop, "tran", time=True) as bar, np.errstate(over="ignore", invalid="ignore"):
         while t < tstop * (1 - 1e-12):
             while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:
                 next_target += 1
@@ -211,8 +212,15 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         f"largest residuals in {failure.worst(solver.unknowns)}; tried "
                         f"{stats.failed} shorter steps, down to {h * RETRY_SHRINK:.3g} s") from None
                 continue
+            if not np.all(np.isfinite(step.x)):
+                raise SingularSystemError(
+                    f"the solution is not finite at t = {t_new:.6g} s (it grows without bound, "
+                    "or the step met a singular matrix)")
             allowed = h * GROWTH
-            if policy.adaptive and len(times) >= use.order + 1:
+            # the first steps of a run are estimated too, with the rate at t = 0, which
+            # the equations give there (a corner's or an event's rate is one-sided)
+            from_start = times[0] == 0.0 and len(times) == use.order
+            if policy.adaptive and (len(times) >= use.order + 1 or from_start):
                 allowed = min(allowed, truncation_step(
                     use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
                     policy.tolerances, solver.stores))

@@ -11,6 +11,7 @@ from scipy.integrate import solve_ivp
 
 import mna
 from mna.cli import main
+from mna.errors import SingularSystemError
 
 RC_PULSE = """RC driven by a pulse, no options
 V1 in 0 PULSE(0 1 0 1u 1u 0.5m 1m)
@@ -175,3 +176,16 @@ def test_interp_puts_the_table_on_the_tstep_grid(tmp_path):
     assert np.allclose(table[:, 0], np.arange(301) * 10e-6)
     t, result = run(RC_PULSE)
     assert np.max(np.abs(table[:, 2] - np.interp(table[:, 0], t, result["V(out)"]))) < 1e-12
+
+
+def test_a_circuit_that_grows_without_bound_fails_instead_of_ringing():
+    """1 F against -1 mOhm: V = exp(1000 t). The first step (backward Euler, from 1 V)
+    is estimated with the rate at t = 0; unchecked, it landed at -0.016 V and the
+    trapezoidal rule then rang around 0 for the whole run, a bounded, wrong answer."""
+    circuit = mna.read_string("t\nC1 b 0 1 IC=1\nR1 b 0 -1m\n.tran 1 1000 uic\n")
+    with pytest.raises(SingularSystemError, match="grows without bound"):
+        mna.run(circuit)
+    (early,) = mna.run(mna.read_string("t\nC1 b 0 1 IC=1\nR1 b 0 -1m\n.tran 1 5m uic\n"))
+    frame = early.to_dataframe()
+    growth = frame["V(b)"] / np.exp(1000 * frame.index)
+    assert growth.min() > 0.99 and growth.max() < 1.2   # the error grows, as ngspice's does
