@@ -4,8 +4,9 @@ measures them, gathered in one result (``meas.csv``).
 A quantity is read along the analysis's independent variable (time, the swept value,
 frequency: magnitudes of AC phasors), linearly between its points; a crossing is where it
 passes a value, counted by its rises, falls or both from ``TD=`` on; an average, an RMS and
-an integral are trapezoidal. A measurement that finds nothing (a value never crossed) is
-NaN with a warning, as ngspice's "failed" ones.
+an integral are trapezoidal. A measurement that finds nothing (a value never crossed, a
+point or a window outside the analysis's range) is NaN with a warning, as ngspice's
+"failed" ones.
 """
 
 from __future__ import annotations
@@ -126,12 +127,16 @@ def _measure(circuit, measure: Measure, table) -> float:
     if measure.kind == "find" and measure.when is not None:
         at = _crossing(circuit, table, x, measure.when)
         return float(np.interp(at, x, y)) if not math.isnan(at) else math.nan
+    if measure.kind in ("find", "deriv") and not _within(x, measure.at, measure.at):
+        return math.nan
     if measure.kind == "find":
         return float(np.interp(measure.at, x, y))
     if measure.kind == "deriv":   # undefined on a single point, as a crossing never made
         return float(np.interp(measure.at, x, np.gradient(y, x))) if len(x) > 1 else math.nan
     start = x[0] if measure.start is None else measure.start
     stop = x[-1] if measure.stop is None else measure.stop
+    if not _within(x, start, stop):
+        return math.nan
     inside = (x > start) & (x < stop)
     xs = np.r_[start, x[inside], stop]
     ys = np.r_[np.interp(start, x, y), y[inside], np.interp(stop, x, y)]
@@ -149,6 +154,12 @@ def _measure(circuit, measure: Measure, table) -> float:
     if measure.kind == "avg":
         return integral / span
     return math.sqrt(float(np.trapezoid(ys**2, xs)) / span)   # rms
+
+
+def _within(x: np.ndarray, start: float, stop: float) -> bool:
+    """Whether ``[start, stop]`` is an interval within the axis `x` (to its round-off)."""
+    slack = 1e-9 * (x[-1] - x[0])
+    return x[0] - slack <= start <= stop <= x[-1] + slack
 
 
 def _crossing(circuit, table, x: np.ndarray, crossing: Crossing) -> float:

@@ -478,7 +478,7 @@ class _MeasureReader:
             elif isinstance(option.values[0], str) and option.values[0].lower() == "last":
                 edge, count = key, -1
             else:
-                edge, count = key, int(self._number(option))
+                edge, count = key, _whole(reader, self._number(option), f"{key}=", 1)
         return Crossing(output, value, edge, count, delay)
 
     def _number(self, item: Assign) -> float:

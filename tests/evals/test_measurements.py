@@ -149,6 +149,25 @@ def test_a_derivative_on_a_single_point_is_undefined_and_from_after_to_is_refuse
     assert info.value.location.line == 5
 
 
+@pytest.mark.parametrize("card", ["FIND V(b) AT=1", "FIND V(b) AT=-1", "DERIV V(b) AT=6m",
+                                  "AVG V(b) FROM=10 TO=20", "MAX V(b) FROM=4m TO=7m",
+                                  "INTEG V(b) FROM=-1 TO=0"])
+def test_a_point_or_window_outside_the_run_finds_nothing(card, caplog):
+    # ngspice fails such a measurement; holding the last value would be a made-up number
+    text = ("rc\nV1 a 0 PULSE(0 1 0 1n 1n 1 2)\nR1 a b 1k\nC1 b 0 1u\n.tran 10u 5m\n"
+            f".meas tran m {card}\n.meas tran inside FIND V(b) AT=5m\n")
+    result = measured(text)
+    assert math.isnan(result["m"]) and "found nothing" in caplog.text
+    assert result["inside"] == pytest.approx(1 - math.exp(-5), rel=1e-3)
+
+
+@pytest.mark.parametrize("count", ["0", "-1", "1.5"])
+def test_a_crossing_count_is_a_whole_number_from_1(count):
+    with pytest.raises(mna.NetlistError, match="rise= must be a whole number"):
+        mna.read_string(f"t\nV1 a 0 SIN(0 1 1k)\nR1 a 0 1\n.tran 10u 5m\n"
+                        f".meas tran w WHEN V(a)=0.5 RISE={count}\n")
+
+
 def test_measurements_of_minus_infinite_decibels_stay_quiet():
     result = measured("t\nV1 a 0 PULSE(0 1 1m 1u 1u 1m 2m)\nR1 a 0 1k\nV2 q 0 0\n"
                       ".tran 10u 3m\n.meas tran top MAX VDB(q)\n.meas tran swing PP VDB(q)\n")
