@@ -3,7 +3,8 @@ blocks, domain inference.
 
 Nothing here evaluates a number that a later ``.step`` or ``.dc param`` could change: element
 values stay expressions of the top-level parameters until assembly. A ``.if`` condition is
-the exception: it picks cards, so it is decided with the parameters' nominal values.
+the exception: it picks cards, so it is decided with the parameters' nominal values, and
+one that reads a parameter that ``.step``, ``.dc`` or ``.mc`` varies is refused.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from mna.netlist.fields import (
 from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, field_text
 from mna.netlist.requests import (
     STEP_USAGE,
+    DcSweep,
     Fourier,
     Measure,
     MonteCarlo,
@@ -100,6 +102,7 @@ class _Elaborator:
         functions = self._functions(first[".func"], {})
         parameters = self._parameters(first[".param"], functions)
         self.nominal: dict[str, float] | None = None   # evaluated for the first .if
+        self.conditions: list[tuple[Expression, SourceLocation]] = []   # of parameters
         self.parameters = parameters
         scope = self.top_scope = Scope(known=frozenset(self.parameter_names),
                                        functions=functions, globals=globals_,
@@ -136,6 +139,7 @@ class _Elaborator:
         if self.steps:
             check_count(math.prod(step.count for step in self.steps), ".step", circuit,
                         self.steps[0].location)
+        self._check_conditions(circuit)
         check_source_topology(circuit)
         return circuit
 
@@ -268,12 +272,40 @@ class _Elaborator:
         expression = scope.value(scope.expression(braced))
         if not isinstance(expression, Expression):
             return expression != 0
+        self.conditions.append((expression, card.location))
         if self.nominal is None:
             self.nominal = _nominal(self.parameters)
         for name, call in self.random.parameters.items():   # calls in instances met so far
             if name not in self.nominal:
                 self.nominal[name] = call.evaluate(self.nominal)
         return expression.evaluate(self.nominal) != 0
+
+    def _check_conditions(self, circuit: Circuit) -> None:
+        """A ``.if`` is decided once, at the nominal values: refuse one that reads (through
+        other parameters too) a parameter that a ``.step``, a ``.dc`` or ``.mc`` varies."""
+        varied = {sweep.name: f"{request} varies it" for request, sweeps in (
+            *((".step", (s,)) for s in circuit.steps),
+            *((".dc", a.sweeps) for a in circuit.analyses if isinstance(a, DcSweep)))
+            for sweep in sweeps if sweep.is_parameter}
+        if circuit.montecarlo is not None:
+            varied.update((name, ".mc draws it") for name in self.random.parameters)
+        for expression, location in self.conditions:
+            read, pending = set(), list(expression.names)
+            while pending:
+                name = pending.pop()
+                if name in read:
+                    continue
+                read.add(name)
+                if name in varied:
+                    what = ("a random function" if name in self.random.parameters
+                            else f"'{self.parameter_names.get(name, name)}'")
+                    raise NetlistError(
+                        f"the condition reads {what}, and {varied[name]}: a .if picks cards "
+                        "once, at the nominal values (write the choice into the values, e.g. "
+                        "{if(p > 1, a, b)})", location)
+                value = circuit.parameters.get(name)
+                if isinstance(value, Expression):
+                    pending.extend(value.names)
 
     def _card(self, card: Card, scope: Scope, depth: int) -> None:
         key = card.key

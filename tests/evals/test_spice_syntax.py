@@ -110,6 +110,19 @@ R2 a 0 9k
     assert op_of(text + ".op\n")["v(a)"] == pytest.approx(7.5, rel=1e-12)
 
 
+@pytest.mark.parametrize("varies", [".step param p list 1 2\n.op\n", ".dc param p 0 2 1\n",
+                                    ".mc 3 seed=1\n.op\n"])
+def test_a_condition_on_a_varied_parameter_is_refused(varies):
+    """A .if picks cards once, at the nominal values: at the step p = 2 the block would
+    silently stay out. Through another parameter too; .mc varies a random function."""
+    text = ("t\n.param p=1\n.param q={2*p*agauss(1,0.1,1)}\nV1 a 0 1\nR1 a 0 1\n"
+            ".if (q > 3)\nR2 a 0 1\n.endif\n" + varies)
+    with pytest.raises(mna.NetlistError, match="a .if picks cards once") as info:
+        mna.read_string(text)
+    assert info.value.location.line == 6
+    assert mna.read_string(text.replace("q > 3", "1 > 3"))   # a constant condition stays
+
+
 def test_temperature_coefficients_of_resistors(ngspice):
     text = """tc
 .temp 75
