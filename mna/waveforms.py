@@ -20,6 +20,8 @@ import numpy as np
 from mna.errors import NetlistError
 from mna.expr import Expression
 
+EXP_LIMIT = math.log(np.finfo(float).max)
+
 
 @dataclass(frozen=True)
 class Waveform:
@@ -56,6 +58,10 @@ class Waveform:
 
     def breakpoints(self, tstep: float, tstop: float) -> np.ndarray:
         return np.empty(0)
+
+    def corner_count(self, tstep: float, tstop: float) -> float:
+        """How many `breakpoints` there are, known before they are made."""
+        return 0.0
 
     def at(self, time: float) -> float:
         return self.value(time, 1.0, 1.0)
@@ -96,6 +102,15 @@ class Pulse(Waveform):
             return v2 + (v1 - v2) * (local - tr - pw) / tf
         return v1
 
+    def invalid(self):
+        spans = dict(zip(("tr", "tf", "pw", "per"), self.args[3:]))
+        negative = [f"{name} = {value:g}" for name, value in spans.items() if value < 0]
+        return f"PULSE times must not be negative: {', '.join(negative)}" if negative else None
+
+    def corner_count(self, tstep, tstop):
+        v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
+        return 4 * (max(0.0, tstop - td) / per + 2)
+
     def breakpoints(self, tstep, tstop):
         v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
         starts = td + per * np.arange(0, max(1, int(np.ceil((tstop - td) / per)) + 1))
@@ -115,8 +130,10 @@ class Sine(Waveform):
         if t < td:
             return vo + va * math.sin(math.radians(phase))
         local = t - td
+        growth = -theta * local   # a negative damping grows it, beyond floats in the end
         return vo + va * math.sin(2 * math.pi * (freq or 1.0 / tstop) * local
-                                  + math.radians(phase)) * math.exp(-theta * local)
+                                  + math.radians(phase)) * (
+            math.exp(growth) if growth < EXP_LIMIT else math.inf)
 
     def breakpoints(self, tstep, tstop):
         td = self._padded([0.0] * 6)[3]

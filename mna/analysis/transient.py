@@ -108,8 +108,8 @@ def transient(request, circuit) -> TransientResult:
 
     flow0 = drive(0.0) - solver.currents(x0, 0.0)
     try:
-        run_steps(solver, scheme, drive, x0, flow0, tstop, _breakpoints(system, tstep, tstop),
-                  policy, accept)
+        run_steps(solver, scheme, drive, x0, flow0, tstop,
+                  _breakpoints(system, tstep, tstop, circuit, request.location), policy, accept)
     except SingularSystemError as error:
         raise SingularSystemError(f"transient ({scheme.name}): {error}",
                                   error.unknowns) from None
@@ -190,8 +190,12 @@ class _Drive:
         return self.b.product(self.inputs(time, before))
 
 
-def _breakpoints(system, tstep: float, tstop: float) -> np.ndarray:
-    found = [s.waveform.breakpoints(tstep, tstop) for s in system.inputs if s.waveform is not None]
+def _breakpoints(system, tstep: float, tstop: float, circuit, location) -> np.ndarray:
+    """The sources' corners, each a point of the run: refused beyond ``maxpoints``."""
+    waves = [s.waveform for s in system.inputs if s.waveform is not None]
+    check_count(sum(wave.corner_count(tstep, tstop) for wave in waves),
+                ".tran (the corners of the sources' waveforms)", circuit, location)
+    found = [wave.breakpoints(tstep, tstop) for wave in waves]
     return np.unique(np.concatenate(found)) if found else np.empty(0)
 
 

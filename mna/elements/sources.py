@@ -11,7 +11,7 @@ from mna.domains import across_unit, through_unit
 from mna.elements.base import Element, Role, two_terminal_edge
 from mna.expr import Expression, Value
 from mna.netlist.fields import FieldReader
-from mna.netlist.model import Braced, Call
+from mna.netlist.model import Braced, Call, field_text
 from mna.units import parse_number
 from mna.waveforms import TimeExpression, Waveform
 
@@ -41,6 +41,10 @@ class Source(Element):
                 ac_magnitude = reader.value("AC magnitude") if _is_value(reader.peek()) else 1.0
                 if _is_value(reader.peek()):
                     ac_phase = reader.value("AC phase")
+            elif waveform is not None and (isinstance(item, Call) or (
+                    isinstance(item, str) and item.lower() in Waveform.kinds)):
+                reader.fail(f"a second waveform, {field_text(item)}: a source has one",
+                            reader.place(reader.index))
             elif isinstance(item, Call):
                 reader.take("waveform")
                 waveform = _waveform(reader, item.name, reader.call_arguments(

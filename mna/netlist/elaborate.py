@@ -58,6 +58,7 @@ UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmi
 OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")
+RESERVED = frozenset({"time"})   # names a parameter may not take
 READ_FIRST = (".global", ".func", ".param")   # at the top level, before the other cards
 
 
@@ -174,6 +175,11 @@ class _Elaborator:
             raise NetlistError("usage: .subckt name port ... [params: p=default ...]",
                                card.location)
         name, *ports = words
+        keys = [port.lower() for port in ports]
+        for index, key in enumerate(keys):
+            if key in keys[:index]:
+                raise NetlistError(f"port '{ports[index]}' is listed twice",
+                                   card.place(card.fields.index(ports[index], index + 1)))
         if name.lower() in self.subcircuits:
             raise NetlistError(f"subcircuit '{name}' is defined twice", card.place(0))
         self.subcircuits[name.lower()] = Subcircuit(name, tuple(ports), card.options,
@@ -194,6 +200,10 @@ class _Elaborator:
                 raise NetlistError(f"usage: {usage}", card.location)
             if not isinstance(body, Braced) or not all(isinstance(a, str) for a in head.args):
                 raise NetlistError(f"usage: {usage}", card.location)
+            arguments = [a.lower() for a in head.args]
+            if len(set(arguments)) < len(arguments):
+                raise NetlistError(f".func {head.name}: an argument is named twice",
+                                   card.location)
             expression = parse_expression(body.text, body.location, time=True, probes=True,
                                           functions=functions)
             functions[head.name.lower()] = UserFunction(
@@ -206,6 +216,9 @@ class _Elaborator:
         parsed: dict[str, tuple[Assign, Expression]] = {}
         for card in cards:
             for item in card.options:
+                if item.name.lower() in RESERVED:
+                    raise NetlistError(f"'{item.name}' is reserved (the simulation time)",
+                                       item.location)
                 value = _braced(assignment(item, item.location))
                 parsed[item.name.lower()] = (item, parse_expression(
                     value.text, value.location, functions=functions))
@@ -236,11 +249,12 @@ class _Elaborator:
         """Every card of `cards` in `scope`, the blocks of ``.if`` decided."""
         taking = [True]       # per nested .if: whether its current branch is read
         decided = [True]      # per nested .if: whether a branch has been taken
+        otherwise = [False]   # per nested .if: whether its .else has come
         reading = True        # whether every enclosing branch is read
         for card in cards:
             key = card.key
             if key in BLOCKS:
-                self._block(card, key, scope, taking, decided)
+                self._block(card, key, scope, taking, decided, otherwise)
                 reading = all(taking)
             elif reading:
                 self._card(card, scope, depth)
@@ -248,24 +262,28 @@ class _Elaborator:
             raise NetlistError(".if has no .endif", cards[-1].location if cards else None)
 
     def _block(self, card: Card, key: str, scope: Scope, taking: list[bool],
-               decided: list[bool]) -> None:
+               decided: list[bool], otherwise: list[bool]) -> None:
         if key == ".if":
             outer = all(taking)
             value = outer and self._condition(card, scope)
             taking.append(value)
             decided.append(value or not outer)
+            otherwise.append(False)
         elif len(taking) == 1:
             raise NetlistError(f"{key} without .if", card.location)
+        elif key in (".elseif", ".else") and otherwise[-1]:
+            raise NetlistError(f"{key} after the .else of its .if", card.location)
         elif key == ".elseif":
             value = not decided[-1] and self._condition(card, scope)
             taking[-1] = value
             decided[-1] = decided[-1] or value
         elif key == ".else":
             taking[-1] = not decided[-1]
-            decided[-1] = True
+            decided[-1] = otherwise[-1] = True
         else:
             taking.pop()
             decided.pop()
+            otherwise.pop()
 
     def _condition(self, card: Card, scope: Scope) -> bool:
         (braced,) = card.fields

@@ -255,3 +255,34 @@ def test_a_resistance_that_a_parameter_makes_zero_is_an_error_at_the_resistor(
     message = capsys.readouterr().err
     # located at the resistor, also when a worker process met it
     assert message.startswith(f"{netlist}:4:1: error: R1: the resistance is 0")
+
+
+@pytest.mark.parametrize("text, message, column", [
+    ("t\n.subckt s p p\nR1 p 0 1\n.ends\nV1 a 0 1\nX1 a b s\nR2 b 0 1\n.op\n",
+     "port 'p' is listed twice", 13),
+    ("t\n.func f(x,x)={x}\nV1 a 0 {f(1,2)}\nR1 a 0 1\n.op\n", "an argument is named twice", 1),
+    ("t\n.param time=5\nV1 a 0 {time}\nR1 a 0 1\n.op\n", "'time' is reserved", 8),
+    ("t\n.if (1)\nR1 a 0 1\n.else\nR1 a 0 2\n.else\n.endif\nV1 a 0 1\n.op\n",
+     ".else after the .else", 1),
+    ("t\n.if (0)\nR1 a 0 1\n.else\nR1 a 0 2\n.elseif (1)\n.endif\nV1 a 0 1\n.op\n",
+     ".elseif after the .else", 1),
+    ("t\nV1 a 0 PULSE(0 1 0 1n 1n 1 2) SIN(0 1 1k)\nR1 a 0 1\n.tran 1m 10m\n",
+     "a second waveform", 31),
+    ("t\nV1 a 0 PULSE(0 1 0 1n 1n -1 2)\nR1 a 0 1\n.tran 1m 10m\n",
+     "PULSE times must not be negative: pw = -1", 8),
+])
+def test_what_would_be_silently_dropped_or_merged_is_refused(text, message, column):
+    # each ran before: the second port floated, the second argument or waveform or the
+    # .else branch was dropped, {time} read 0 at the operating point
+    error = error_of(text)
+    assert message in error.message and error.location.column == column
+
+
+def test_sources_whose_corners_exceed_maxpoints_are_refused_before_they_are_made():
+    error = error_of("t\nV1 a 0 PULSE(0 1 0 1f 1f 1f 3f)\nR1 a b 1\nC1 b 0 1\n.tran 1 1\n")
+    assert "corners of the sources' waveforms" in error.message and place(error) == (5, 1)
+
+
+def test_a_sine_that_grows_beyond_floats_ends_the_run_with_an_error():
+    with pytest.raises(mna.SingularSystemError, match="grows without bound"):
+        mna.run(mna.read_string("t\nV1 a 0 SIN(0 1 1k 0 -1e6)\nR1 a 0 1\n.tran 1m 10m\n"))
