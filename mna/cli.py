@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -33,7 +38,8 @@ SPICE-like netlist.
   mna ss FILE             print the state-space models of its .ss cards
   mna check FILE          read and check the netlist without analysing it
 
-Exit status: 0 done, 1 bad netlist, 2 bad command line, 3 analysis failed, 4 internal error.
+Exit status: 0 done, 1 bad netlist, 2 bad command line or unwritable output, 3 analysis
+failed, 4 internal error.
 """
 
 
@@ -145,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except (KeyboardInterrupt, BrokenPipeError, SystemExit):
         raise
+    except OSError as error:   # writing the results: a full disk, a folder in the way
+        print(f"mna run: error: cannot write {error.filename}: {error.strerror}",
+              file=sys.stderr)
+        return EXIT_USAGE
     except Exception as error:   # a bug: say so in one line, the traceback under -v
         if args.verbose:
             traceback.print_exc()
@@ -254,15 +264,38 @@ def _run(circuit, args) -> int:
         for result in results:
             print(result.summary())
     if args.output is not None:
-        paths = write_results(results, args.output, args.format or "csv")
-        if args.plot:
-            from mna.plots import write_plots  # matplotlib: only when asked
+        with _staged(args.output) as staging:
+            paths = write_results(results, staging, args.format or "csv")
+            if args.plot:
+                from mna.plots import write_plots  # matplotlib: only when asked
 
-            paths += write_plots(results, args.output)
+                paths += write_plots(results, staging)
         if not args.quiet:
             for path in paths:
-                print(f"wrote {path}")
+                print(f"wrote {args.output / path.name}")
     return EXIT_OK
+
+
+@contextmanager
+def _staged(output: Path | None) -> Iterator[Path | None]:
+    """A folder inside `output` for the run's files, which are moved into `output` when the
+    block ends without error, and removed otherwise: a run leaves all its files or none."""
+    if output is None:
+        yield None
+        return
+    output.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".mna-", suffix=".part", dir=output))
+    try:
+        yield staging
+        names = sorted(path.name for path in staging.iterdir())
+        for name in names:
+            if (output / name).is_dir():
+                raise OSError(errno.EISDIR, "a folder of that name is in the way",
+                              str(output / name))
+        for name in names:
+            os.replace(staging / name, output / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _run_samples(circuit, args) -> int:
@@ -277,19 +310,20 @@ def _run_samples(circuit, args) -> int:
               f"{' or '.join(STREAMED)}", file=sys.stderr)
         return EXIT_USAGE
     plan = Plan.of(circuit)
-    tables = RunTables(plan, args.output, args.format or "csv")
-    try:
-        run_points(plan, tables, args.workers, args.scheduler, tables.failures)
-    except BaseException:
-        tables.close(keep=False)
-        raise
-    paths = tables.close()
-    if args.plot:
-        from mna.plots import write_mc_plots  # matplotlib: only when asked
+    with _staged(args.output) as staging:
+        tables = RunTables(plan, staging, args.format or "csv")
+        try:
+            run_points(plan, tables, args.workers, args.scheduler, tables.failures)
+        except BaseException:
+            tables.close(keep=False)
+            raise
+        paths = tables.close()
+        if args.plot:
+            from mna.plots import write_mc_plots  # matplotlib: only when asked
 
-        paths += write_mc_plots(tables, args.output)
+            paths += write_mc_plots(tables, staging)
     if not args.quiet:
         print(tables.summary())
         for path in paths:
-            print(f"wrote {path}")
+            print(f"wrote {args.output / path.name}")
     return EXIT_OK

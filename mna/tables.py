@@ -100,15 +100,16 @@ class _Stream:
         if self.path is None:
             return
         try:
-            if keep:
-                self._flush()
-        finally:
-            if self.handle is not None:
-                self.handle.close()
+            try:
+                if keep:
+                    self._flush()
+            finally:
+                if self.handle is not None:
+                    self.handle.close()
             if keep:
                 os.replace(self.temporary, self.path)
-            else:
-                self.temporary.unlink(missing_ok=True)
+        finally:
+            self.temporary.unlink(missing_ok=True)   # a write that failed leaves no part
 
     def frame(self) -> pd.DataFrame:
         import pandas as pd

@@ -3,6 +3,7 @@ status, in bounded time and memory, with nothing half-written and no silent wron
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import stat
@@ -12,6 +13,8 @@ import sys
 import pytest
 
 import mna
+import mna.tables
+import mna.writers
 from mna.cli import main
 from mna.errors import NetlistError
 
@@ -286,3 +289,36 @@ def test_sources_whose_corners_exceed_maxpoints_are_refused_before_they_are_made
 def test_a_sine_that_grows_beyond_floats_ends_the_run_with_an_error():
     with pytest.raises(mna.SingularSystemError, match="grows without bound"):
         mna.run(mna.read_string("t\nV1 a 0 SIN(0 1 1k 0 -1e6)\nR1 a 0 1\n.tran 1m 10m\n"))
+
+
+TWO = "two\nV1 a 0 PULSE(0 1 0 1n 1n 1 2)\nR1 a b 1k\nC1 b 0 1u\n.op\n.tran 10u 1m\n"
+
+
+@pytest.mark.parametrize("cards", ["", ".mc 2 seed=1\n"])
+def test_a_write_that_fails_leaves_no_file_of_the_run(cards, tmp_path, monkeypatch, capsys):
+    netlist = tmp_path / "two.net"
+    netlist.write_text(TWO + cards)
+    written, streamed = mna.writers.write_csv, mna.tables._Stream._flush
+
+    def full_disk(path):
+        if "tran" in path.name:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(mna.writers, "write_csv", lambda columns, path: (
+        full_disk(path), written(columns, path)))
+    monkeypatch.setattr(mna.tables._Stream, "_flush", lambda stream: (
+        full_disk(stream.path), streamed(stream)))
+    out = tmp_path / "out"
+    assert main(["run", str(netlist), "-o", str(out), "-q", "--workers", "1"]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert list(out.iterdir()) == []    # neither op.csv nor a part of tran.csv
+
+
+def test_a_folder_in_the_way_of_a_result_leaves_no_file_of_the_run(tmp_path, capsys):
+    netlist = tmp_path / "two.net"
+    netlist.write_text(TWO)
+    out = tmp_path / "out"
+    (out / "tran.csv").mkdir(parents=True)
+    assert main(["run", str(netlist), "-o", str(out), "-q"]) == 2
+    assert "tran.csv: a folder of that name is in the way" in capsys.readouterr().err
+    assert [path.name for path in out.iterdir()] == ["tran.csv"]
