@@ -95,6 +95,8 @@ def _read_text(path: Path, location: SourceLocation | None, name: str = "") -> s
     is), UTF-8 or else Latin-1, checked for size."""
     what = f"include {name}" if location is not None else f"read netlist {path}"
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):   # before open: a FIFO would block it
+            raise NetlistError(f"cannot {what}: not a regular file", location)
         with open(path, "rb") as handle:
             status = os.fstat(handle.fileno())
             if not stat.S_ISREG(status.st_mode):

@@ -66,6 +66,17 @@ def test_an_include_of_a_device_is_refused(tmp_path):
     assert place(info.value) == (3, 10)
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_refused_before_it_is_opened(tmp_path):
+    # opening a FIFO blocks until something writes to it: the run would hang
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "top.net").write_text("top\nV1 a 0 1\n.include pipe\nR1 a 0 1\n")
+    with pytest.raises(NetlistError, match="cannot include pipe: not a regular file"):
+        mna.read(tmp_path / "top.net")
+    with pytest.raises(NetlistError, match="not a regular file"):
+        mna.read(tmp_path / "pipe")
+
+
 @pytest.mark.parametrize("card, what", [
     (".tran 1n 1", ".tran asks for 1e+09 points"),
     (".tran {1e-20} 1m", ".tran asks for 1e+17 points"),
