@@ -16,6 +16,7 @@ import logging
 import math
 import operator
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, NoReturn, TypeAlias
@@ -32,6 +33,7 @@ TOKEN = re.compile(
     r"|(?P<op>\*\*|&&|\|\||==|!=|<=|>=|[-+*/^(),<>!?:]))"
 )
 MAX_DEPTH = 100   # nesting of parentheses, calls and unary operators
+MAX_PROGRAM = 100_000   # operations of one expression, .func calls expanded
 CONSTANTS = {"pi": math.pi, "e": math.e}
 
 
@@ -617,6 +619,13 @@ class _Parser:
         arguments = [Expression(tuple(self.program[begin:end]), "", self.location)
                      for begin, end in zip(starts, [*starts[1:], len(self.program)])]
         del self.program[starts[0]:]
+        uses = Counter(s.argument for s in user.body.program if s.code == "name")
+        grown = len(self.program) + len(user.body.program) + sum(
+            uses[name] * (len(argument.program) - 1)
+            for name, argument in zip(user.parameters, arguments))
+        if grown > MAX_PROGRAM:   # each call copies its arguments: nested ones multiply
+            self.fail(f"expression grows beyond {MAX_PROGRAM} operations with {key}() "
+                      "expanded", offset)
         body = user.body.substitute(dict(zip(user.parameters, arguments)))
         if isinstance(body, Expression):
             if body.uses_time and not self.allow_time or body.probes and not self.allow_probes:

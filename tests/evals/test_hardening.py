@@ -127,6 +127,17 @@ def test_deep_nesting_is_an_error_not_a_recursion():
     assert "nested more than 100 levels" in error.message and error.location.line == 2
 
 
+def test_func_calls_that_double_at_each_level_are_an_error_not_a_memory_bomb():
+    # each .func call copies its arguments: 2**30 copies of x took minutes and gigabytes
+    doubling = "".join(f".func f{k}(x)={{f{k - 1}(x)+f{k - 1}(x)}}\n" for k in range(1, 31))
+    error = error_of(f"t\n.func f0(x)={{x}}\n{doubling}V1 a 0 {{f30(1)}}\nR1 a 0 1\n.op\n")
+    assert "grows beyond 100000 operations with f15() expanded" in error.message
+    assert error.location.line == 18
+    nested = "f(" * 40 + "V(a)" + ")" * 40
+    error = error_of(f"t\n.func f(x)={{x+x}}\nV1 a 0 1\nB1 0 b I={{{nested}}}\nR2 b 0 1\n.op\n")
+    assert "grows beyond" in error.message and error.location.line == 4
+
+
 def test_a_byte_that_is_not_utf8_is_read_as_latin1(tmp_path, caplog):
     path = tmp_path / "latin.net"
     path.write_bytes("caf\xe9 deck\n* r\xe9sistance\nV1 a 0 1\nR1 a 0 2\n.op\n".encode("latin-1"))
