@@ -22,6 +22,7 @@ from mna.netlist.model import SourceLocation
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 512 * 2**20    # a netlist of a million elements takes ~50 MB
+MAX_INCLUDES = 10_000   # files read in by one netlist (a file included twice counts twice)
 MAX_LINE_CHARS = 2**20
 NETLIST_SUFFIXES = {".net", ".cir", ".ckt", ".sp", ".spi", ".spice", ".inc", ".lib", ".mod",
                     ".model", ".sub", ".subckt", ".txt", ".deck", ".include"}
@@ -82,7 +83,8 @@ def lex_text(text: str, filename: str = "<string>") -> Source:
             filename, text.count("\n", 0, at) + 1, at - start + 1, shown))
     physical = LINE_BREAK.split(text)
     title = physical[0].strip() if physical else ""
-    reader = _FileLines(physical, filename, quoted=True, open_files=frozenset({_key(filename)}))
+    reader = _FileLines(physical, filename, quoted=True, open_files=frozenset({_key(filename)}),
+                        included=[0])
     return Source(title, reader.lines(skip=1), filename)
 
 
@@ -127,11 +129,12 @@ class _FileLines:
     """The logical lines of one file's physical lines (includes read as they come)."""
 
     def __init__(self, physical: list[str], filename: str, quoted: bool,
-                 open_files: frozenset[str]):
+                 open_files: frozenset[str], included: list[int]):
         self.physical = physical
         self.filename = filename
         self.quoted = quoted
-        self.open_files = open_files
+        self.open_files = open_files   # the files (.lib: file and section) being read
+        self.included = included       # how many files the netlist has read in, shared
 
     def lines(self, skip: int = 0, section: str | None = None) -> Iterator[Line]:
         """The logical lines after the first `skip` physical ones; with `section`, only those
@@ -205,13 +208,18 @@ class _FileLines:
         name = target.text.strip("'\"")
         base = Path(self.filename).parent if not self.filename.startswith("<") else Path.cwd()
         path = base / name
-        key = _key(str(path))
-        if key in self.open_files:
+        section = arguments[1].text.lower() if library else None
+        key = _key(str(path)) + ("" if section is None else f" section {section}")
+        if key in self.open_files:   # a library's section may use another of the same file
             raise NetlistError(f"{name} includes itself", target.location)
+        self.included[0] += 1
+        if self.included[0] > MAX_INCLUDES:
+            raise NetlistError(f"more than {MAX_INCLUDES} files included (a file that "
+                               "includes another twice, over and over?)", target.location)
         text = _read_text(path, target.location, name)
         quoted = path.suffix.lower() in NETLIST_SUFFIXES
-        reader = _FileLines(LINE_BREAK.split(text), str(path), quoted, self.open_files | {key})
-        section = arguments[1].text.lower() if library else None
+        reader = _FileLines(LINE_BREAK.split(text), str(path), quoted, self.open_files | {key},
+                            self.included)
         yield from reader.lines(section=section)
 
 

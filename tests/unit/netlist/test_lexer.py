@@ -136,6 +136,28 @@ def test_recursive_include_is_an_error(tmp_path):
     assert info.value.location.line == 2
 
 
+def test_a_library_section_may_use_another_section_of_its_file(tmp_path):
+    # the pattern of process design kits: the corners share a common section
+    (tmp_path / "models.lib").write_text(".lib typ\n.lib models.lib common\n.param r=2\n.endl\n"
+                                         ".lib common\n.param c=4\n.endl\n")
+    (tmp_path / "top.net").write_text("top\n.lib models.lib typ\nV1 a 0 {c}\nR1 a 0 {r}\n")
+    assert mna.operating_point(mna.read(tmp_path / "top.net"))["I(V1)"] == pytest.approx(-2.0)
+    (tmp_path / "loop.lib").write_text(".lib typ\n.lib loop.lib typ\n.endl\n")
+    (tmp_path / "loop.net").write_text("top\n.lib loop.lib typ\n")
+    with pytest.raises(NetlistError, match="includes itself"):
+        mna.read(tmp_path / "loop.net")
+
+
+def test_includes_that_multiply_are_stopped_at_a_count(tmp_path):
+    # each file includes the next twice: 2**21 files to read
+    for k in range(21):
+        (tmp_path / f"d{k}.inc").write_text(f".include d{k + 1}.inc\n" * 2)
+    (tmp_path / "d21.inc").write_text("R1 a 0 1\n")
+    (tmp_path / "top.net").write_text("top\n.include d0.inc\nV1 a 0 1\n")
+    with pytest.raises(NetlistError, match="more than 10000 files included"):
+        mna.read(tmp_path / "top.net")
+
+
 def test_missing_netlist_file_is_a_netlist_error(tmp_path):
     with pytest.raises(NetlistError, match="cannot read netlist"):
         mna.read(tmp_path / "nothing.net")
