@@ -59,6 +59,8 @@ OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")
 RESERVED = frozenset({"time"})   # names a parameter may not take
+MAX_NESTING = 50                 # levels of subcircuit instances
+MAX_ELEMENTS = 2_000_000         # of a netlist, subcircuits expanded (some 4 GB and 30 s to read)
 READ_FIRST = (".global", ".func", ".param")   # at the top level, before the other cards
 
 
@@ -383,6 +385,9 @@ class _Elaborator:
             known = ", ".join(sorted(prefix.upper() for prefix in Element.registry) + ["X"])
             raise NetlistError(f"unknown element type '{card.head}' (known prefixes: {known})",
                                card.location)
+        if len(self.elements) >= MAX_ELEMENTS:
+            raise NetlistError(f"more than {MAX_ELEMENTS} elements (subcircuits that each "
+                               "instantiate the next twice, over and over?)", card.location)
         element = cls.from_fields(self._reader(card, scope, cls.usage))
         key = element.name.lower()
         if key in self.elements_by_key:
@@ -406,8 +411,9 @@ class _Elaborator:
                 f"{card.head} connects {len(connections)}",
                 card.location,
             )
-        if depth > 50:
-            raise NetlistError(f"subcircuit '{sub.name}' instantiates itself", card.location)
+        if depth > MAX_NESTING:
+            raise NetlistError(f"subcircuits nested more than {MAX_NESTING} levels deep at "
+                               f"'{sub.name}' (one that instantiates itself?)", card.location)
         reader = self._reader(card, scope, usage)
         node_map = {}
         for port, (index, word) in zip(sub.ports, connections):

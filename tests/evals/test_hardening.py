@@ -344,3 +344,18 @@ def test_a_folder_in_the_way_of_a_result_leaves_no_file_of_the_run(tmp_path, cap
     assert main(["run", str(netlist), "-o", str(out), "-q"]) == 2
     assert "tran.csv: a folder of that name is in the way" in capsys.readouterr().err
     assert [path.name for path in out.iterdir()] == ["tran.csv"]
+
+
+def test_subcircuits_that_multiply_are_stopped_at_an_element_count(monkeypatch):
+    import mna.netlist.elaborate as elaborate
+
+    monkeypatch.setattr(elaborate, "MAX_ELEMENTS", 1000)   # 2 million in earnest
+    levels = "".join(f".subckt s{k} a\nX1 a s{k + 1}\nX2 a s{k + 1}\n.ends\n" for k in range(30))
+    error = error_of(f"t\n{levels}.subckt s30 a\nR1 a 0 1\n.ends\nV1 a 0 1\nX1 a s0\n.op\n")
+    assert "more than 1000 elements" in error.message
+
+
+def test_nesting_beyond_the_limit_says_so():
+    chain = "".join(f".subckt s{k} a\nX1 a s{k + 1}\n.ends\n" for k in range(60))
+    error = error_of(f"t\n{chain}.subckt s60 a\nR1 a 0 1\n.ends\nV1 a 0 1\nX1 a s0\n.op\n")
+    assert "nested more than 50 levels deep" in error.message
