@@ -142,6 +142,10 @@ class _Elaborator:
         if self.steps:
             check_count(math.prod(step.count for step in self.steps), ".step", circuit,
                         self.steps[0].location)
+        if self.montecarlo is not None:   # every step point runs every sample
+            check_count(math.prod(step.count for step in self.steps) * self.montecarlo.count,
+                        ".mc" if not self.steps else ".mc at every .step point", circuit,
+                        self.montecarlo.location)
         self._check_conditions(circuit)
         check_source_topology(circuit)
         return circuit
