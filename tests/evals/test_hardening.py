@@ -84,7 +84,7 @@ def test_a_named_pipe_is_refused_before_it_is_opened(tmp_path):
     (".dc V1 0 1 1e-12", ".dc asks for 1e+12 points"),
     (".step param r 1 2 1e-12\n.op", ".step asks for 1e+12 points"),
     (".mc 1e12\n.op", ".mc asks for 1e+12 points"),
-    (".step param r list 1 2\n.mc 1e7\n.op", ".mc at every .step point asks for 2e+07 points"),
+    (".mc 1e7\n.step param r list 1 2\n.op", ".mc at every .step point asks for 2e+07 points"),
 ])
 def test_too_many_points_are_refused_before_anything_is_made(card, what):
     error = error_of(f"t\n.param r=1\nV1 a 0 1 AC 1\nR1 a 0 {{r}}\n{card}\n")
