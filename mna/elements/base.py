@@ -98,6 +98,13 @@ class Element:
         """Check the element against the elaborated `circuit` (its nodes' domains, the
         elements and models it refers to)."""
 
+    def check_electrical(self, circuit, what: str) -> None:
+        """A semiconductor device (`what`) has terminals in the electrical domain only."""
+        for node in self.nodes:
+            if node != GROUND and (domain := circuit.domain_of(node)) is not Domain.ELECTRICAL:
+                self.fail(f"a {what} is electrical, but node {node} is in the {domain.value} "
+                          "domain")
+
     def port_domain(self, domain_of) -> Domain:
         """The domain of the element's through variable `I(name)`: that of its first port."""
         for node in self.nodes[:2]:

@@ -277,6 +277,7 @@ class BipolarTransistor(Element):
         return edges
 
     def validate(self, circuit) -> None:
+        self.check_electrical(circuit, "bipolar transistor")
         check_model(self, circuit, ("npn", "pnp"), DEFAULTS, ALIASES, "NPN")
         given = circuit.models[self.model].parameters
         for key, what in (("irb", "IRB"), ("rbm", "RBM")):

@@ -101,6 +101,12 @@ class Coupling(Element):
         for key in self.inductors:
             if not isinstance(circuit.elements_by_key.get(key), Inductor):
                 self.fail(f"'{key}' is not an inductor-type element (L) of the circuit")
+        if self.inductors[0] == self.inductors[1]:
+            self.fail(f"couples '{self.inductors[0]}' with itself")
+        first, second = (circuit.elements_by_key[key].port_domain(circuit.domain_of)
+                         for key in self.inductors)
+        if first is not second:
+            self.fail(f"couples a {first.value} element with a {second.value} one")
         if isinstance(self.coefficient, float) and not 0 < abs(self.coefficient) <= 1:
             self.fail(f"coupling coefficient must satisfy 0 < |k| <= 1, got {self.coefficient:g}")
 

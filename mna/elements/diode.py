@@ -371,6 +371,7 @@ class Diode(Element):
         return two_terminal_edge(self, Role.DISSIPATOR)
 
     def validate(self, circuit) -> None:
+        self.check_electrical(circuit, "diode")
         check_model(self, circuit, ("d",), DEFAULTS, ALIASES)
 
     def internal_nodes(self, circuit) -> tuple[str, ...]:

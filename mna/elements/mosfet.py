@@ -381,6 +381,7 @@ class Mosfet(Element):
                 Edge(self, b, s, Role.DISSIPATOR), Edge(self, g, s, Role.ACROSS_STORE)]
 
     def validate(self, circuit) -> None:
+        self.check_electrical(circuit, "MOSFET")
         check_model(self, circuit, ("nmos", "pmos"), DEFAULTS, ALIASES, "NMOS")
         given = circuit.models[self.model].parameters
         if given.get("level", 1.0) != 1.0:

@@ -361,3 +361,18 @@ def test_nesting_beyond_the_limit_says_so():
     chain = "".join(f".subckt s{k} a\nX1 a s{k + 1}\n.ends\n" for k in range(60))
     error = error_of(f"t\n{chain}.subckt s60 a\nR1 a 0 1\n.ends\nV1 a 0 1\nX1 a s0\n.op\n")
     assert "nested more than 50 levels deep" in error.message
+
+
+@pytest.mark.parametrize("text, message", [
+    ("t\nI1 0 x 1\nCm x 0 m=2\nD1 x 0 dm\n.model dm D\n.op\n",
+     "a diode is electrical, but node x is in the translational domain"),
+    ("t\nI1 0 w 1\nCj w 0 J=1\nQ1 w w 0 qn\n.model qn NPN\n.op\n",
+     "a bipolar transistor is electrical, but node w is in the rotational domain"),
+    ("t\nV1 a 0 1\nL1 a 0 1m\nK1 L1 L1 0.5\n.op\n", "couples 'l1' with itself"),
+    ("t\nI1 0 x 1\nLk x 0 k=100\nCm x 0 m=1\nI2 0 p 1\nLf p 0 I=1\nCf p 0 C=1\nK1 Lk Lf 0.5\n"
+     ".tran 1m 10m\n", "couples a translational element with a fluid one"),
+])
+def test_elements_outside_the_domain_where_they_mean_something_are_refused(text, message):
+    # each ran before: a diode's exponential law between velocities, L(1 + 2k) for a
+    # self-coupling, a mutual inductance between a spring and a fluid inertance
+    assert message in error_of(text).message
