@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -116,7 +117,7 @@ def _read_text(path: Path, location: SourceLocation | None, name: str = "") -> s
         line = data.count(b"\n", 0, data.index(b"\0")) + 1
         raise NetlistError(f"{path}:{line}: a NUL byte: this is not a text netlist", location)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")   # a byte-order mark is no text
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
@@ -158,6 +159,11 @@ class _FileLines:
                 continue
             start = len(raw) - len(raw.lstrip())
             location = self._place(number, raw, start + 1)
+            if not raw.isascii() and (invisible := _invisible(raw)) is not None:
+                column, character = invisible
+                raise NetlistError(f"an invisible character, U+{ord(character):04X} "
+                                   f"{unicodedata.name(character, '')}: retype the line",
+                                   self._place(number, raw, column))
             if stripped[0] == "+":
                 if not pending:
                     raise NetlistError("continuation line '+' with no line to continue",
@@ -221,6 +227,15 @@ class _FileLines:
         reader = _FileLines(LINE_BREAK.split(text), str(path), quoted, self.open_files | {key},
                             self.included)
         yield from reader.lines(section=section)
+
+
+def _invisible(raw: str) -> tuple[int, str] | None:
+    """The first format character of a line (a zero-width space, a direction mark: it
+    would make two names that look alike differ) and its column, or None."""
+    for column, character in enumerate(raw, start=1):
+        if unicodedata.category(character) == "Cf":
+            return column, character
+    return None
 
 
 def words(line: Line) -> tuple[str, ...] | None:

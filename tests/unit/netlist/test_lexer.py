@@ -44,6 +44,16 @@ def test_only_line_feeds_and_carriage_returns_end_lines():
     assert (error.value.location.line, error.value.location.column) == (4, 8)
 
 
+def test_an_invisible_character_is_refused_where_it_stands(tmp_path):
+    # "a\u200b" looks like "a" and was a node of its own, left floating without a word
+    with pytest.raises(NetlistError, match="U\\+200B ZERO WIDTH SPACE") as error:
+        mna.read_string("t\nV1 a 0 1\nR1 a\u200b 0 1\n.op\n")
+    assert (error.value.location.line, error.value.location.column) == (3, 5)
+    (tmp_path / "r.inc").write_bytes("\ufeffR1 a 0 1\n".encode())   # a byte-order mark is fine
+    (tmp_path / "top.net").write_text("top\n.include r.inc\nV1 a 0 1\n")
+    assert mna.operating_point(mna.read(tmp_path / "top.net"))["I(V1)"] == pytest.approx(-1)
+
+
 def test_dollar_inside_a_word_is_not_a_comment():
     # only " $ " (a dollar standing alone) starts a comment
     assert words("t\nR$1 a 0 1 $comment-less\n") == [["R$1", "a", "0", "1", "$comment-less"]]
