@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,10 +91,18 @@ def _json(result: Result, path: Path) -> None:
     if hasattr(result, "to_json"):
         path.write_text(result.to_json())
         return
-    columns = {name: np.asarray(values).tolist() for name, values in
+    columns = {name: _json_cells(np.asarray(values)) for name, values in
                split_complex(result.table()).items()}
     path.write_text(json.dumps({"kind": result.kind, "units": result.column_units(),
-                                "columns": columns}, indent=1))
+                                "columns": columns}, indent=1, allow_nan=False))
+
+
+def _json_cells(values: np.ndarray) -> list:
+    """A column as JSON values: a number that is not finite (a .meas that found nothing,
+    -inf dB) as null, since JSON has no NaN."""
+    if values.dtype.kind != "f":
+        return values.tolist()
+    return [value if math.isfinite(value) else None for value in values.tolist()]
 
 
 WRITERS: dict[str, Writer] = {

@@ -376,3 +376,18 @@ def test_elements_outside_the_domain_where_they_mean_something_are_refused(text,
     # each ran before: a diode's exponential law between velocities, L(1 + 2k) for a
     # self-coupling, a mutual inductance between a spring and a fluid inertance
     assert message in error_of(text).message
+
+
+def test_json_output_holds_no_nan(tmp_path):
+    # JSON has no NaN: a .meas that found nothing is null (bare NaN broke JSON.parse)
+    import json
+
+    netlist = tmp_path / "m.net"
+    netlist.write_text("t\nV1 a 0 SIN(0 1 1k)\nR1 a 0 1\n.tran 10u 1m\n"
+                       ".meas tran never WHEN V(a)=5\n.meas tran peak MAX V(a)\n")
+    assert main(["run", str(netlist), "-o", str(tmp_path / "out"), "--format", "json",
+                 "-q"]) == 0
+    text = (tmp_path / "out" / "meas.json").read_text()
+    values = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    assert values["columns"]["value"][0] is None
+    assert values["columns"]["value"][1] == pytest.approx(1.0, abs=1e-3)
