@@ -62,11 +62,14 @@ class SymbolicBackend:
 
     def __init__(self, circuit: Circuit):
         self.spelling = dict(circuit.parameter_names)
+        self.parameters = circuit.parameters
 
     def symbol(self, name: str):
         import sympy
 
         spelled = self.spelling.get(name)
+        if spelled is None and name in self.parameters:   # a random call's (``agauss@1``)
+            return self.evaluate(self.parameters[name])
         return None if spelled is None else sympy.Symbol(spelled, real=True)
 
     def evaluate(self, value: Value):
