@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=_count, metavar="N",
                      help="processes running .step and .mc points (default every core; 1: "
                           "no pool; overrides .options workers=)")
-    run.add_argument("--scheduler", metavar="ADDRESS",
+    run.add_argument("--scheduler", metavar="ADDRESS", type=_scheduler_address,
                      help="run .step and .mc points on a Dask cluster: tcp://HOST:PORT, or "
                           "'local' for a LocalCluster of --workers processes (dask extra)")
 
@@ -164,6 +164,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         log.removeHandler(handler)
         log.setLevel(logging.NOTSET)
+
+
+def _scheduler_address(text: str) -> str:
+    """``local`` or ``PROTOCOL://HOST:PORT``, checked before anything connects."""
+    protocol, _, rest = text.partition("://")
+    host, _, port = rest.rpartition(":")
+    if text != "local" and not (protocol.isidentifier() and host and port.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r} is neither 'local' nor tcp://HOST:PORT")
+    return text
 
 
 def _output_problem(args) -> str | None:

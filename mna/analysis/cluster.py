@@ -45,9 +45,10 @@ def dask_executor(token: str, job, scheduler, workers: int) -> Iterator[tuple[ob
         else:
             try:
                 client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT))
-            except OSError as error:
+            # a ValueError or MemoryError: what answered there speaks no Dask
+            except (OSError, ValueError, MemoryError) as error:
                 raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler}: "
-                                     f"{error}") from None
+                                     f"{error or type(error).__name__}") from None
         name = f"mna-{token}"
         client.register_plugin(_Install(token, job), name=name)
         stack.callback(client.unregister_worker_plugin, name)
