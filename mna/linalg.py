@@ -211,6 +211,11 @@ class SparseLU:
         if not np.all(np.isfinite(dense)):
             return SingularSystemError("the matrix holds a value that is not finite")
         _, singular_values, vh = np.linalg.svd(dense)
+        if singular_values[-1] > 1e-12 * singular_values[0]:   # regular: the values are huge
+            return SingularSystemError(
+                "the solution is beyond the floating-point range (the matrix is regular, of "
+                f"condition {singular_values[0] / singular_values[-1]:.3g}: are the sources "
+                "or element values that large?)")
         null = np.abs(vh[-1])
         culprits = tuple(self.names[i] for i in np.flatnonzero(null > 0.1 * null.max()))
         return SingularSystemError(

@@ -391,3 +391,9 @@ def test_json_output_holds_no_nan(tmp_path):
     values = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
     assert values["columns"]["value"][0] is None
     assert values["columns"]["value"][1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_solution_beyond_floats_is_not_called_singular():
+    # 1e308 A into 10 Ohm: the matrix is as regular as can be, the answer overflows
+    with pytest.raises(mna.SingularSystemError, match="beyond the floating-point range"):
+        mna.run(mna.read_string("t\nI1 0 a 1e308\nR1 a 0 10\n.op\n"))
