@@ -8,6 +8,7 @@ ever call these methods.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, NoReturn
@@ -97,6 +98,14 @@ class Element:
     def validate(self, circuit) -> None:
         """Check the element against the elaborated `circuit` (its nodes' domains, the
         elements and models it refers to)."""
+
+    def positive(self, s, value, what: str):
+        """`value` in the assembly `s`; a number that is not positive and finite (a
+        parameter can make it so) is an error at the element."""
+        number = s.value(value)
+        if isinstance(number, float) and not 0 < number < math.inf:
+            self.fail(f"{what} must be positive, got {number:g}")
+        return number
 
     def check_electrical(self, circuit, what: str) -> None:
         """A semiconductor device (`what`) has terminals in the electrical domain only."""

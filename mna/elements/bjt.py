@@ -298,7 +298,7 @@ class BipolarTransistor(Element):
 
     def stamp(self, s) -> None:
         p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
-        area = s.value(self.area)
+        area = self.positive(s, self.area, "area")
         kind = s.circuit.models[self.model].kind
         polarity = 1.0 if kind == "npn" else -1.0
         lateral = kind == "pnp"   # ngspice: NPN vertical, PNP lateral

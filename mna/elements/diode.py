@@ -381,7 +381,7 @@ class Diode(Element):
 
     def stamp(self, s) -> None:
         p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
-        area = s.value(self.area)
+        area = self.positive(s, self.area, "area")
         anode = self.nodes[0]
         if self.internal_nodes(s.circuit):
             anode = s.internal(self, "junction")

@@ -397,3 +397,12 @@ def test_a_solution_beyond_floats_is_not_called_singular():
     # 1e308 A into 10 Ohm: the matrix is as regular as can be, the answer overflows
     with pytest.raises(mna.SingularSystemError, match="beyond the floating-point range"):
         mna.run(mna.read_string("t\nI1 0 a 1e308\nR1 a 0 10\n.op\n"))
+
+
+@pytest.mark.parametrize("element", ["D1 b 0 dm 0", "D1 b 0 dm -1", "D1 b 0 dm {a}",
+                                     "Q1 b b 0 qn {a}"])
+def test_a_device_area_that_is_not_positive_is_an_error_at_the_device(element):
+    # area 0 ran to a result with overflow warnings; -1 failed to converge, unlocated
+    error = error_of(f"t\n.param a=0\nV1 a 0 1\nR1 a b 1\n{element}\n.model dm D\n"
+                     ".model qn NPN\n.op\n")
+    assert "area must be positive" in error.message and place(error) == (5, 1)
