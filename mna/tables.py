@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ FAILURES_STEM = "mc_failures"
 BANDED = ("tran", "ac")      # the kinds of table whose outputs get a band over the samples
 BAND = (0.05, 0.5, 0.95)     # a band: the envelope's quantiles and the median
 BAND_POINTS = 500            # the common grid of samples whose own grids differ
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -131,10 +134,15 @@ class RunTables:
         self.streams: dict[str, _Stream] = {}
         self.statistics = Statistics([s.label for s in plan.circuit.steps])
         self.failures = Failures()
+        self.skipped: set[str] = set()   # the stems of state-space models, warned about
 
     def __call__(self, leading: tuple[float, ...], results: list[Result]) -> None:
         for stem, result in zip(file_stems(results), results):
             if hasattr(result, "to_json"):   # a state-space model: no table to stack
+                if stem not in self.skipped:
+                    self.skipped.add(stem)
+                    log.warning("the .ss model (%s) is not kept for each .mc sample: run it "
+                                "without .mc", stem)
                 continue
             table = result.table()
             stream = self.streams.get(stem)

@@ -327,3 +327,11 @@ def test_the_tolerance_example_gives_the_corner_its_header_states():
     f0, spread = 1 / (2 * np.pi * 1e3 * 1e-6), 50 / 1e3    # the header's propagation
     assert abs(f3.mean() - f0 * (1 + spread**2)) < 4 * f0 * spread / np.sqrt(400)
     assert abs(f3.std(ddof=1) - f0 * spread) < 4 * f0 * spread / np.sqrt(2 * 400)
+
+
+def test_a_state_space_model_left_out_of_a_monte_carlo_run_is_warned_about(tmp_path, capsys):
+    netlist = tmp_path / "mcss.net"
+    netlist.write_text("t\nV1 a 0 1\nR1 a b {agauss(1,0.1,1)}\nC1 b 0 1\n.mc 3 seed=1\n"
+                       ".ss in=V1 out=V(b)\n")
+    assert main(["run", str(netlist), "-o", str(tmp_path / "out"), "--workers", "1"]) == 0
+    assert "is not kept for each .mc sample" in capsys.readouterr().err
