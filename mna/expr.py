@@ -28,7 +28,7 @@ from mna.units import read_number
 log = logging.getLogger(__name__)
 
 TOKEN = re.compile(
-    r"\s*(?:(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[A-Za-z]*)"
+    r"\s*(?:(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[A-Za-z]*)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_.#]*)"
     r"|(?P<op>\*\*|&&|\|\||==|!=|<=|>=|[-+*/^(),<>!?:]))"
 )

@@ -39,7 +39,7 @@ UNITS = {"v", "a", "ohm", "ohms", "f", "h", "s", "sec", "hz", "w", "j", "n", "nm
          "rad", "k", "c"}
 
 NUMBER = re.compile(
-    r"(?P<mantissa>[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)(?P<suffix>meg|mil|[tgkmunpf])?"
+    r"(?P<mantissa>[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)(?P<suffix>meg|mil|[tgkmunpf])?"
     r"(?P<unit>[a-z/]*)",
     re.IGNORECASE,
 )

@@ -38,3 +38,9 @@ def test_not_numbers(text):
         assert parse_number(text) == 1.0
     else:
         assert parse_number(text) is None
+
+
+@pytest.mark.parametrize("text", ["\u0661", "\uff11", "1\u0660k"])
+def test_digits_are_ascii(text):
+    # Python's float() reads Arabic-Indic and full-width digits: a netlist does not
+    assert parse_number(text) is None
