@@ -76,17 +76,22 @@ def lex_text(text: str, filename: str = "<string>") -> Source:
     the parser takes each apart in turn, so that a large netlist's tokens never all exist
     at once."""
     if "\0" in text:
-        at = text.index("\0")
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        shown = text[start:end if end >= 0 else len(text)].replace("\0", " ")
-        raise NetlistError("a NUL character: this is not a text netlist", SourceLocation(
-            filename, text.count("\n", 0, at) + 1, at - start + 1, shown))
+        raise _nul(text, filename, quoted=True)
     physical = LINE_BREAK.split(text)
     title = physical[0].strip() if physical else ""
     reader = _FileLines(physical, filename, quoted=True, open_files=frozenset({_key(filename)}),
                         included=[0])
     return Source(title, reader.lines(skip=1), filename)
+
+
+def _nul(text: str, filename: str, quoted: bool) -> NetlistError:
+    """The error of a text that holds a NUL character, placed at the first one."""
+    at = text.index("\0")
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    shown = text[start:end if end >= 0 else len(text)].replace("\0", " ")
+    return NetlistError("a NUL character: this is not a text netlist", SourceLocation(
+        filename, text.count("\n", 0, at) + 1, at - start + 1, shown, quoted))
 
 
 def _key(filename: str) -> str:
@@ -114,8 +119,8 @@ def _read_text(path: Path, location: SourceLocation | None, name: str = "") -> s
     if len(data) > MAX_FILE_BYTES:
         raise NetlistError(f"cannot {what}: more than {MAX_FILE_BYTES} bytes", location)
     if b"\0" in data:
-        line = data.count(b"\n", 0, data.index(b"\0")) + 1
-        raise NetlistError(f"{path}:{line}: a NUL byte: this is not a text netlist", location)
+        raise _nul(data.decode("latin-1"), str(path), path.suffix.lower() in NETLIST_SUFFIXES
+                   or location is None)
     try:
         return data.decode("utf-8-sig")   # a byte-order mark is no text
     except UnicodeDecodeError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,14 @@ def test_includes_that_multiply_are_stopped_at_a_count(tmp_path):
 def test_missing_netlist_file_is_a_netlist_error(tmp_path):
     with pytest.raises(NetlistError, match="cannot read netlist"):
         mna.read(tmp_path / "nothing.net")
+
+
+def test_a_nul_character_is_placed_in_the_file_that_holds_it(tmp_path):
+    (tmp_path / "top.net").write_bytes(b"t\nV1 a 0 1\nR1 a\0 0 1\n")
+    (tmp_path / "r.inc").write_bytes(b"* models\nR1 a\0 0 1\n")
+    (tmp_path / "inc.net").write_text("t\n.include r.inc\nV1 a 0 1\n")
+    for netlist, place in (("top.net", ("top.net", 3, 5)), ("inc.net", ("r.inc", 2, 5))):
+        with pytest.raises(NetlistError, match="a NUL character") as error:
+            mna.read(tmp_path / netlist)
+        location = error.value.location
+        assert (Path(location.file).name, location.line, location.column) == place
