@@ -19,6 +19,7 @@ from mna.analysis import run_all
 from mna.analysis.montecarlo import sample_parameters, sampled_names
 from mna.analysis.parallel import cores, executor, gather
 from mna.errors import MnaError, in_context
+from mna.netlist.requests import check_count
 from mna.results import Result
 
 if TYPE_CHECKING:
@@ -158,12 +159,16 @@ def run_stepped(circuit: Circuit, workers: int | None = None,
     """Every analysis at every point, each analysis's tables stacked in memory."""
     points: list[tuple[float, ...]] = []
     runs: list[list[Result]] = []
+    plan = Plan.of(circuit)
 
     def keep(leading: tuple[float, ...], results: list[Result]) -> None:
+        if not runs:   # the tables of every point will be as long as the first one's
+            rows = sum(len(next(iter(r.table().values()), ())) for r in results)
+            check_count(rows * len(plan.points()), ".step (the rows of all its tables)",
+                        circuit, circuit.steps[0].location if circuit.steps else None)
         points.append(leading)
         runs.append(results)
 
-    plan = Plan.of(circuit)
     run_points(plan, keep, workers, scheduler)
     return [SteppedResult(plan.names, points, [run[i] for run in runs])
             for i in range(len(runs[0]))]

@@ -406,3 +406,14 @@ def test_a_device_area_that_is_not_positive_is_an_error_at_the_device(element):
     error = error_of(f"t\n.param a=0\nV1 a 0 1\nR1 a b 1\n{element}\n.model dm D\n"
                      ".model qn NPN\n.op\n")
     assert "area must be positive" in error.message and place(error) == (5, 1)
+
+
+def test_the_rows_of_a_stepped_run_are_counted_against_maxpoints():
+    # each point's table within maxpoints, their stack in memory not
+    text = ("t\n.param p=1\nV1 a 0 PULSE(0 1 0 1n 1n 1 2)\nR1 a b {p}\nC1 b 0 1\n"
+            ".step param p 1 10 1\n.options maxpoints=100 stepcontrol=fixed workers=1\n"
+            ".tran 1 20\n")
+    error = error_of(text)
+    assert ".step (the rows of all its tables) asks for 210 points" in error.message
+    assert place(error) == (6, 13)
+    assert mna.run(mna.read_string(text.replace("maxpoints=100", "maxpoints=210")))
