@@ -34,6 +34,11 @@ RETRY_SHRINK = 8.0     # a step whose solve fails is retried this many times sho
 REJECT_BELOW = 0.9     # a step is rejected when the error allows less than this of it
 GROWTH = 2.0           # a step may be at most this many times the previous one
 RESTART_FRACTION = 0.1  # after a breakpoint, of the step before it and of the gap to the next
+# adaptive steps after a (re)start by the starter (backward Euler): the first takes up what
+# is inconsistent there (an impulse through an inductor whose current a source's derivative
+# forces), the second gives rates of the new path, from which the trapezoidal rule goes on
+# (from the first's, it rang at the impulse's size for the whole run)
+STARTER_STEPS = 2
 # a fixed-step run's restart: where each of its steps ends, as a fraction of the grid step,
 # and its method: two backward-Euler quarter steps, then a trapezoidal half step, all on the
 # matrix of the trapezoidal rule's full step (backward Euler damps what the corner excites)
@@ -189,7 +194,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 else:
                     h = solver.step_size(h)
                 t_new = target if landing else t + h
-                use = scheme if since_restart >= max(1, scheme.steps - 1) else starter
+                use = scheme if since_restart >= max(STARTER_STEPS, scheme.steps - 1) else starter
             else:   # the grid n hmax; a grid time within round-off of a breakpoint is on it
                 use = scheme
                 t_new = min((round(restart_from / policy.hmax) + 1) * policy.hmax, tstop)
@@ -217,10 +222,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     f"the solution is not finite at t = {t_new:.6g} s (it grows without bound, "
                     "or the step met a singular matrix)")
             allowed = h * GROWTH
-            # the first steps of a run are estimated too, with the rate at t = 0, which
-            # the equations give there (a corner's or an event's rate is one-sided)
-            from_start = times[0] == 0.0 and len(times) == use.order
-            if policy.adaptive and (len(times) >= use.order + 1 or from_start):
+            if policy.adaptive and len(times) >= use.order + 1:
                 allowed = min(allowed, truncation_step(
                     use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
                     policy.tolerances, solver.stores))

@@ -96,22 +96,14 @@ def method(name: str) -> LinearMultistep:
 
 # -- local truncation error -------------------------------------------------------------------
 
-def divided_difference(times: list[float], points: list[np.ndarray],
-                       slope: np.ndarray | None = None) -> np.ndarray:
+def divided_difference(times: list[float], points: list[np.ndarray]) -> np.ndarray:
     """The highest divided difference ``x[t_0, ..., t_m]`` of the points (oldest first), by
     the table of lower differences, each level made in place over the one before (the
-    differences are taken before they are scaled, so a common offset cancels exactly).
-    With `slope`, the derivative at ``t_0``, the first point counts twice: the difference
-    is the Hermite one ``x[t_0, t_0, t_1, ..., t_m]``, of one order higher."""
-    if slope is not None:
-        times, points = [times[0], *times], [points[0], *points]
+    differences are taken before they are scaled, so a common offset cancels exactly)."""
     table = [np.array(p, dtype=float) for p in points]
     m = len(points) - 1
     for level in range(1, m + 1):
         for i in range(m - level + 1):
-            if level == 1 and i == 0 and slope is not None:
-                table[0] = np.array(slope, dtype=float)
-                continue
             np.subtract(table[i + 1], table[i], out=table[i])
             table[i] /= times[i + level] - times[i]
     return table[0]
@@ -122,8 +114,7 @@ def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[n
     """The step the truncation error allows after the newest point, as ngspice estimates it.
 
     The error of a step of order p in the charges ``Q`` is taken as the error constant times
-    their divided difference of order p + 1 over the last p + 2 points (over p + 1 points
-    and the rate ``Q'`` at the oldest, when only they are given), and per unit of time
+    their divided difference of order p + 1 over the last p + 2 points, and per unit of time
     (a current) it must stay within ``trtol`` times the tolerance of each charge: ``abstol +
     reltol max|Q'|`` or ``reltol max(|Q|, chgtol) / h``, whichever is larger.
     `tolerances` is ``(reltol, abstol, chgtol, trtol)``; `charges` and `flows` (``Q'``) run
@@ -134,10 +125,7 @@ def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[n
     reltol, abstol, chgtol, trtol = tolerances
     p = scheme.order
     h = times[-1] - times[-2]
-    if len(times) > p + 1:
-        error = divided_difference(times[-(p + 2):], charges[-(p + 2):])
-    else:
-        error = divided_difference(times, charges, slope=flows[0])
+    error = divided_difference(times[-(p + 2):], charges[-(p + 2):])
     np.abs(error, out=error)
     error *= abs(scheme.error_constant)
     np.maximum(error, abstol, out=error)

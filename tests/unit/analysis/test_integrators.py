@@ -41,15 +41,6 @@ def test_divided_difference_of_a_cubic():
     assert abs(divided_difference(times, values)[0] - 2.0) < 1e-12
 
 
-def test_divided_difference_with_the_slope_at_the_first_point_is_hermites():
-    """x[t0, t0, t1, t2] of a cubic is its leading coefficient, x'(t0) standing in for the
-    first difference of the doubled point."""
-    times = [0.2, 0.5, 1.3]
-    values = [np.array([2 * t**3 - t + 4]) for t in times]
-    slope = np.array([6 * times[0] ** 2 - 1])
-    assert abs(divided_difference(times, values, slope=slope)[0] - 2.0) < 1e-12
-
-
 def test_divided_difference_cancels_a_large_common_part_exactly():
     """A charge's bias (1 pF at 5 V) dwarfs what changes over nanosecond steps; the third
     divided difference must still match the exact one of the same float inputs."""
