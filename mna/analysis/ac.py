@@ -13,6 +13,8 @@ linearised about its operating point.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mna.analysis.equations import Equations
@@ -25,16 +27,23 @@ from mna.results import TableResult
 
 
 def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray:
-    """The analysis frequencies as SPICE lays them out (``points`` per decade or octave, or in
-    all for ``lin``), from `start` up to `stop` inclusive.
+    """The analysis frequencies as ngspice 39 lays them out: ``lin``, `points` in all; ``oct``,
+    `points` per octave from `start` up to `stop`; ``dec``, as many steps as whole
+    ``1/points`` decades fit between `start` and `stop`, spread evenly so that the last one
+    lands on `stop`.
 
     >>> frequencies("dec", 2, 1.0, 100.0).round(3).tolist()
     [1.0, 3.162, 10.0, 31.623, 100.0]
+    >>> frequencies("dec", 1, 1.0, 500.0).round(3).tolist()
+    [1.0, 22.361, 500.0]
     """
     if kind == "lin":
         return np.linspace(start, stop, points) if points > 1 else np.array([start])
     base = 10.0 if kind == "dec" else 2.0
-    exponents = np.arange(frequency_count(kind, points, start, stop)) / points
+    count = frequency_count(kind, points, start, stop)
+    if kind == "dec" and 1 < count < math.inf:
+        return np.geomspace(start, stop, int(count))
+    exponents = np.arange(count) / points
     with np.errstate(over="ignore"):
         f = start * base ** exponents
     if np.all(np.isfinite(f)):

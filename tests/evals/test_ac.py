@@ -125,3 +125,16 @@ def test_klu_pivots_as_soundly_as_partial_pivoting():
     klu = mna.run(mna.read_string(_lc_line("klu")))[0].to_dataframe()
     superlu = mna.run(mna.read_string(_lc_line("superlu")))[0].to_dataframe()
     assert ((klu - superlu).abs().max() / superlu.abs().max()).max() < 1e-9
+
+
+@pytest.mark.ngspice
+@pytest.mark.skipif(not ngspice.available(), reason="ngspice is not installed")
+@pytest.mark.parametrize("sweep", ["dec 1 1 500", "dec 3 1 500", "dec 7 13 4.1k",
+                                   "dec 10 1 1k", "oct 2 100 1000", "lin 7 1 500"])
+def test_frequencies_are_ngspices(sweep):
+    # ngspice 39 spreads a dec sweep's whole steps evenly so the last lands on fstop
+    deck = "rc\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nC1 out 0 1u\n"
+    (ours,) = mna.run(mna.read_string(deck + f".ac {sweep}\n"))
+    theirs = np.asarray(ngspice.run(deck + f".ac {sweep}\n")["ac"].data["frequency"], float)
+    assert ours.columns["frequency"].shape == theirs.shape
+    assert np.abs(ours.columns["frequency"] - theirs).max() <= 1e-9 * theirs.max()
