@@ -179,6 +179,16 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         return _Step(x, charge, flow, solver.switching(x, t_new))
 
     # a solution that grows to the float limit makes infinities, which the checks catch
+    def shorter(failure: NewtonFailure, t_new: float, h: float) -> float:
+        """The step to retry with after Newton failed on one of `h` to `t_new`."""
+        stats.failed += 1
+        if h / RETRY_SHRINK < policy.hmin or not policy.adaptive:
+            raise ConvergenceError(
+                f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); largest "
+                f"residuals in {failure.worst(solver.unknowns)}; tried {stats.failed} shorter "
+                f"steps, down to {h:.3g} s") from None
+        return h / RETRY_SHRINK
+
     with progress(tstop, "tran", time=True) as bar, np.errstate(over="ignore", invalid="ignore"):
         while t < tstop * (1 - 1e-12):
             while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:
@@ -208,14 +218,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             try:
                 step = attempt(use, h, t_new, landing)
             except NewtonFailure as failure:
-                stats.failed += 1
-                h /= RETRY_SHRINK
-                since_restart = 0
-                if h < policy.hmin or not policy.adaptive:
-                    raise ConvergenceError(
-                        f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); "
-                        f"largest residuals in {failure.worst(solver.unknowns)}; tried "
-                        f"{stats.failed} shorter steps, down to {h * RETRY_SHRINK:.3g} s") from None
+                h, since_restart = shorter(failure, t_new, h), 0
                 continue
             if not np.all(np.isfinite(step.x)):
                 raise SingularSystemError(
@@ -237,8 +240,15 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                                                            solver.modes()).any())
             if event:
                 attempted = h
-                h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
-                                         EVENT_FRACTION * policy.hmax)
+                try:
+                    h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
+                                             EVENT_FRACTION * policy.hmax)
+                # a trial within a step that converged fails: ngspice gives up there too
+                except NewtonFailure as failure:
+                    raise ConvergenceError(
+                        f"transient: Newton failed locating a switching event after t = "
+                        f"{t:.6g} s ({failure.reason}); largest residuals in "
+                        f"{failure.worst(solver.unknowns)}") from None
                 landing = False
             times.append(t_new)
             charges.append(step.charge)

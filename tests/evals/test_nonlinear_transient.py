@@ -143,3 +143,27 @@ def test_element_initial_condition_wins_over_ic_card(caplog):
         (result,) = mna.run(mna.read_string(text))
     assert result["V(a)"][0] == pytest.approx(1.0, abs=1e-12)
     assert ".ic V(a) = 2 is ignored, IC(C1) sets 1" in caplog.text
+
+
+def test_newton_failing_while_an_event_is_located_is_a_convergence_error():
+    """A random deck (ngspice: "timestep too small") whose switch event's location meets
+    a trial step Newton cannot solve: an internal NewtonFailure escaped before."""
+    text = """random deck seed 1271
+V1 mid 0 0.3674 PULSE(-0.3258 -1.26 0 7.436e-08 1.057e-07 1.186e-06 1.172e-05)
+R1 mid n6 564.9
+R4 n12 n6 365.2
+E1 n11 0 n12 0 -1.094
+R12 t19 n18 2856
+R13 t20 n12 61.38
+M1 t19 t20 t21 t21 mm1 W=6.516e-05 L=1e-06
+Q1 n11 t22 mid qm3
+W1 n18 0 V1 csw4
+.model mm1 PMOS(LEVEL=1 VTO=-1.032 KP=1.661e-05 LAMBDA=0.08369 CGSO=1.162e-05 CGDO=2.963e-05
++ RD=2.539 RS=6.326 TOX=20n)
+.model qm3 PNP(IS=8.09e-14 BF=166.8 VAF=47.48 RB=2.384 RC=2.22 RE=5.118 CJE=1.092e-08
++ CJC=8.67e-09 TF=7.049e-10)
+.model csw4 CSW(IT=0.003084 IH=0.0004787 RON=1.031 ROFF=3.001e+07)
+.tran 1.048e-08 1.048e-05 0 1.001e-08
+"""
+    with pytest.raises(mna.ConvergenceError, match="Newton failed locating a switching event"):
+        mna.run(mna.read_string(text))
