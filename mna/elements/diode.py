@@ -356,16 +356,21 @@ class Diode(Element):
     area: Value
 
     prefix = "D"
-    usage = "Dname anode cathode model [area]   with .model model D(" + MODEL_PARAMETERS + ")"
+    usage = ("Dname anode cathode model [area | area=value]   with .model model D("
+             + MODEL_PARAMETERS + ")")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Diode:
         nodes = reader.nodes("anode", "cathode")
         model = reader.word("model name").lower()
-        area = reader.value("area") if reader.remaining() else 1.0
+        area = reader.value("area") if reader.remaining() else None
+        given = reader.option("area")   # ngspice 39 reads only this form
+        if area is not None and given is not None:
+            reader.fail(f"{reader.name}: give the area once", usage=True)
         reader.done()
-        reader.no_more_options()
-        return cls(reader.name, reader.location, nodes, model, area)
+        reader.no_more_options("area=")
+        return cls(reader.name, reader.location, nodes, model,
+                   next((a for a in (area, given) if a is not None), 1.0))
 
     def edges(self):
         return two_terminal_edge(self, Role.DISSIPATOR)

@@ -66,6 +66,15 @@ def test_newton_stops_where_the_junction_current_has_settled():
     assert worst < 1e-6
 
 
+@pytest.mark.parametrize("area", ["3", "area=3", "{a}", "area={a}"])
+def test_diode_area_scales_the_saturation_current_written_either_way(area):
+    # ngspice 39 reads only area=; SPICE's positional area is read too
+    op = mna.operating_point(mna.read_string(
+        f"area\n.param a=3\nV1 in 0 1\nR1 in k 1k\nD1 k 0 dmod {area}\n"
+        ".model dmod D(IS=1e-14)\n"))
+    assert -op["I(V1)"] == pytest.approx(shockley_current(1.0, 1e3, 3e-14, 1.0), rel=1e-6)
+
+
 def test_diode_reverse_bias_current_is_the_saturation_current():
     circuit = mna.read_string("reverse\nV1 0 a 10\nR1 a k 1k\nD1 k 0 dmod\n"
                               ".model dmod D(IS=1e-12)\n")
