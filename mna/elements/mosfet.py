@@ -211,7 +211,8 @@ class Mosfets(Device):
         reverse = vbs_mode <= 0
         sarg = np.where(reverse, np.sqrt(np.maximum(self.phi - vbs_mode, 1e-300)),
                         np.maximum(0, self.root - vbs_mode * self.half_root))
-        dsarg = np.where(reverse, -0.5 / sarg, np.where(sarg > 0, -self.half_root, 0.0))
+        with np.errstate(divide="ignore"):   # a zero sarg is in the forward branch, unused
+            dsarg = np.where(reverse, -0.5 / sarg, np.where(sarg > 0, -self.half_root, 0.0))
         return self.vbi + self.gamma * sarg, self.gamma * dsarg
 
     # -- Newton ------------------------------------------------------------------------------
