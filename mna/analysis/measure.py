@@ -124,6 +124,8 @@ def _measure(circuit, measure: Measure, table) -> float:
         return _crossing(circuit, table, x, measure.target) - _crossing(circuit, table, x,
                                                                        measure.when)
     y = _values(circuit, table, measure.output)
+    if len(x) > 1 and x[0] > x[-1]:   # a sweep that runs down (.dc V1 5 0 -1): read it upwards
+        x, y = x[::-1], y[::-1]
     if measure.kind == "find" and measure.when is not None:
         at = _crossing(circuit, table, x, measure.when)
         return float(np.interp(at, x, y)) if not math.isnan(at) else math.nan

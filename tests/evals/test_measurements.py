@@ -161,6 +161,14 @@ def test_a_point_or_window_outside_the_run_finds_nothing(card, caplog):
     assert result["inside"] == pytest.approx(1 - math.exp(-5), rel=1e-3)
 
 
+def test_measurements_of_a_sweep_that_runs_down():
+    result = measured("down\nV1 a 0 1\nR1 a 0 1\n.dc V1 5 0 -1\n.meas dc top MAX V(a)\n"
+                      ".meas dc mean AVG V(a)\n.meas dc at2 FIND V(a) AT=2\n"
+                      ".meas dc slope DERIV V(a) AT=3\n.meas dc past FIND V(a) AT=7\n")
+    assert (result["top"], result["mean"], result["at2"]) == pytest.approx((5.0, 2.5, 2.0))
+    assert result["slope"] == pytest.approx(1.0) and math.isnan(result["past"])
+
+
 @pytest.mark.parametrize("count", ["0", "-1", "1.5"])
 def test_a_crossing_count_is_a_whole_number_from_1(count):
     with pytest.raises(mna.NetlistError, match="rise= must be a whole number"):
