@@ -20,7 +20,7 @@ from typing import NoReturn
 import mna
 from mna.circuit import OPTION_CHOICES
 from mna.elements import Element
-from mna.errors import MnaError, NetlistError, SchedulerError
+from mna.errors import MnaError, NetlistError, OutputError, SchedulerError
 from mna.netlist.fields import FieldReader, Scope
 from mna.netlist.parser import parse_text
 from mna.netlist.requests import Request, StateSpace
@@ -140,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     except SchedulerError as error:
         print(f"mna run: error: --scheduler: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except OutputError as error:
+        print(f"mna run: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except MnaError as error:
         print(f"{args.netlist}: error: {error}", file=sys.stderr)
         return EXIT_ANALYSIS
@@ -151,10 +154,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except (KeyboardInterrupt, BrokenPipeError, SystemExit):
         raise
-    except OSError as error:   # writing the results: a full disk, a folder in the way
-        print(f"mna run: error: cannot write {error.filename}: {error.strerror}",
-              file=sys.stderr)
-        return EXIT_USAGE
     except Exception as error:   # a bug: say so in one line, the traceback under -v
         if args.verbose:
             traceback.print_exc()
@@ -287,8 +286,8 @@ def _run(circuit, args) -> int:
 
 @contextmanager
 def _staged(output: Path | None) -> Iterator[Path | None]:
-    """A folder inside `output` for the run's files, which are moved into `output` when the
-    block ends without error, and removed otherwise: a run leaves all its files or none."""
+    """A folder inside `output` for the run's files, which are moved into `output` once all
+    are written, and removed otherwise: a failed run leaves none of its files."""
     if output is None:
         yield None
         return
@@ -303,6 +302,11 @@ def _staged(output: Path | None) -> Iterator[Path | None]:
                               str(output / name))
         for name in names:
             os.replace(staging / name, output / name)
+    except OSError as error:
+        if error.filename is None:   # not a file's: a pool's or a connection's
+            raise
+        raise OutputError(f"cannot write {Path(error.filename).name} into {output}: "
+                          f"{error.strerror}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

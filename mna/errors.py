@@ -64,6 +64,10 @@ class DescriptorIndexError(MnaError):
     """A descriptor system with no state-space form (e.g. a loop of across sources)."""
 
 
+class OutputError(MnaError):
+    """A result file cannot be written (a full disk, a folder in the way)."""
+
+
 class SchedulerError(MnaError):
     """The Dask scheduler named by ``--scheduler`` cannot be reached."""
 

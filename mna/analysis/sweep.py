@@ -162,10 +162,12 @@ def run_stepped(circuit: Circuit, workers: int | None = None,
     plan = Plan.of(circuit)
 
     def keep(leading: tuple[float, ...], results: list[Result]) -> None:
-        if not runs:   # the tables of every point will be as long as the first one's
+        if not runs:   # the first point's tables, as long as most points' will be
             rows = sum(len(next(iter(r.table().values()), ())) for r in results)
-            check_count(rows * len(plan.points()), ".step (the rows of all its tables)",
-                        circuit, circuit.steps[0].location if circuit.steps else None)
+            card = circuit.steps[0] if circuit.steps else circuit.montecarlo
+            check_count(rows * len(plan.points()),
+                        f"{'.step' if circuit.steps else '.mc'} (the rows of all its tables)",
+                        circuit, card.location)
         points.append(leading)
         runs.append(results)
 

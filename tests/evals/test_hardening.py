@@ -344,8 +344,19 @@ def test_a_folder_in_the_way_of_a_result_leaves_no_file_of_the_run(tmp_path, cap
     out = tmp_path / "out"
     (out / "tran.csv").mkdir(parents=True)
     assert main(["run", str(netlist), "-o", str(out), "-q"]) == 2
-    assert "tran.csv: a folder of that name is in the way" in capsys.readouterr().err
+    assert "cannot write tran.csv into" in (err := capsys.readouterr().err)
+    assert "a folder of that name is in the way" in err
     assert [path.name for path in out.iterdir()] == ["tran.csv"]
+
+
+def test_an_error_that_is_no_file_s_is_not_called_a_write(tmp_path, monkeypatch, capsys):
+    # a pool's or a connection's OSError has no file name: it is no output problem
+    netlist = tmp_path / "two.net"
+    netlist.write_text(TWO)
+    monkeypatch.setattr(mna.writers, "write_csv", lambda columns, path: (_ for _ in ()).throw(
+        ConnectionRefusedError(111, "Connection refused")))
+    assert main(["run", str(netlist), "-o", str(tmp_path / "out"), "-q"]) == 4
+    assert "cannot write" not in capsys.readouterr().err
 
 
 def test_subcircuits_that_multiply_are_stopped_at_an_element_count(monkeypatch):
