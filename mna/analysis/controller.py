@@ -37,7 +37,6 @@ RESTART_FRACTION = 0.1  # after a breakpoint, of the step before it and of the g
 # adaptive steps after a (re)start by the starter (backward Euler): the first takes up what
 # is inconsistent there (an impulse through an inductor whose current a source's derivative
 # forces), the second gives rates of the new path, from which the trapezoidal rule goes on
-# (from the first's, it rang at the impulse's size for the whole run)
 STARTER_STEPS = 2
 # a fixed-step run's restart: where each of its steps ends, as a fraction of the grid step,
 # and its method: two backward-Euler quarter steps, then a trapezoidal half step, all on the
@@ -178,7 +177,6 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             flow -= history
         return _Step(x, charge, flow, solver.switching(x, t_new))
 
-    # a solution that grows to the float limit makes infinities, which the checks catch
     def shorter(failure: NewtonFailure, t_new: float, h: float) -> float:
         """The step to retry with after Newton failed on one of `h` to `t_new`."""
         stats.failed += 1
@@ -189,6 +187,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 f"steps, down to {h:.3g} s") from None
         return h / RETRY_SHRINK
 
+    # a solution that grows to the float limit makes infinities, which the checks catch
     with progress(tstop, "tran", time=True) as bar, np.errstate(over="ignore", invalid="ignore"):
         while t < tstop * (1 - 1e-12):
             while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:

@@ -31,7 +31,7 @@ class LinearMultistep:
 
     `alpha` and `beta` run from the new point ``x_n`` (index 0) back to ``x_{n-k}``;
     `error_constant` is ``C_{p+1}`` in ``LTE = C_{p+1} h^{p+1} x^{(p+1)}``; `starter` names
-    the method that takes the first step and the first after a breakpoint (and, for a
+    the method that takes the first steps of a run and after each breakpoint (and, for a
     multistep method, the steps until there is enough history). Backward Euler starts the
     trapezoidal rule as SPICE does: a trapezoidal step keeps half of the previous point's
     algebraic unknowns, so an inconsistent start or a corner of an input would ring,

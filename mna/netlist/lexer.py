@@ -87,11 +87,10 @@ def lex_text(text: str, filename: str = "<string>") -> Source:
 def _nul(text: str, filename: str, quoted: bool) -> NetlistError:
     """The error of a text that holds a NUL character, placed at the first one."""
     at = text.index("\0")
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    shown = text[start:end if end >= 0 else len(text)].replace("\0", " ")
+    before = LINE_BREAK.split(text[:at])
+    line = before[-1] + LINE_BREAK.split(text[at:], maxsplit=1)[0]
     return NetlistError("a NUL character: this is not a text netlist", SourceLocation(
-        filename, text.count("\n", 0, at) + 1, at - start + 1, shown, quoted))
+        filename, len(before), len(before[-1]) + 1, line.replace("\0", " "), quoted))
 
 
 def _key(filename: str) -> str:
@@ -164,7 +163,9 @@ class _FileLines:
                 continue
             start = len(raw) - len(raw.lstrip())
             location = self._place(number, raw, start + 1)
-            if not raw.isascii() and (invisible := _invisible(raw)) is not None:
+            comment = INLINE_COMMENT.search(raw)
+            if not raw.isascii() and (invisible := _invisible(
+                    raw[:comment.start()] if comment else raw)) is not None:
                 column, character = invisible
                 raise NetlistError(f"an invisible character, U+{ord(character):04X} "
                                    f"{unicodedata.name(character, '')}: retype the line",

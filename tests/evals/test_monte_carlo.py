@@ -302,7 +302,7 @@ def test_an_unreachable_scheduler_is_a_usage_error(tmp_path, monkeypatch, capsys
 
 
 @pytest.mark.parametrize("address", ["garbage", "tcp://host", "tcp://host:port", "://h:1"])
-def test_a_scheduler_address_that_is_none_is_a_usage_error(address, tmp_path, capsys):
+def test_a_scheduler_address_that_is_not_one_is_a_usage_error(address, tmp_path, capsys):
     netlist = tmp_path / "mc.net"
     netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
     assert main(["run", "-q", str(netlist), "--scheduler", address]) == 2

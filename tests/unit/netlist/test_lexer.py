@@ -50,6 +50,8 @@ def test_an_invisible_character_is_refused_where_it_stands(tmp_path):
     with pytest.raises(NetlistError, match="U\\+200B ZERO WIDTH SPACE") as error:
         mna.read_string("t\nV1 a 0 1\nR1 a\u200b 0 1\n.op\n")
     assert (error.value.location.line, error.value.location.column) == (3, 5)
+    # in a comment it is harmless (a right-to-left mark before Hebrew text)
+    assert mna.read_string("t\nV1 a 0 1\nR1 a 0 1 ; note \u200f\u05e9\n").elements
     (tmp_path / "r.inc").write_bytes("\ufeffR1 a 0 1\n".encode())   # a byte-order mark is fine
     (tmp_path / "top.net").write_text("top\n.include r.inc\nV1 a 0 1\n")
     assert mna.operating_point(mna.read(tmp_path / "top.net"))["I(V1)"] == pytest.approx(-1)
@@ -175,7 +177,7 @@ def test_missing_netlist_file_is_a_netlist_error(tmp_path):
 
 
 def test_a_nul_character_is_placed_in_the_file_that_holds_it(tmp_path):
-    (tmp_path / "top.net").write_bytes(b"t\nV1 a 0 1\nR1 a\0 0 1\n")
+    (tmp_path / "top.net").write_bytes(b"t\rV1 a 0 1\r\nR1 a\0 0 1\n")   # any line end
     (tmp_path / "r.inc").write_bytes(b"* models\nR1 a\0 0 1\n")
     (tmp_path / "inc.net").write_text("t\n.include r.inc\nV1 a 0 1\n")
     for netlist, place in (("top.net", ("top.net", 3, 5)), ("inc.net", ("r.inc", 2, 5))):
