@@ -307,10 +307,11 @@ class _Elaborator:
     def _check_conditions(self, circuit: Circuit) -> None:
         """A ``.if`` is decided once, at the nominal values: refuse one that reads (through
         other parameters too) a parameter that a ``.step``, a ``.dc`` or ``.mc`` varies."""
-        varied = {sweep.name: f"{request} varies it" for request, sweeps in (
-            *((".step", (s,)) for s in circuit.steps),
-            *((".dc", a.sweeps) for a in circuit.analyses if isinstance(a, DcSweep)))
-            for sweep in sweeps if sweep.is_parameter}
+        varied = {step.name: ".step varies it" for step in circuit.steps if step.is_parameter}
+        for analysis in circuit.analyses:
+            if isinstance(analysis, DcSweep):
+                varied.update((sweep.name, ".dc varies it") for sweep in analysis.sweeps
+                              if sweep.is_parameter)
         if circuit.montecarlo is not None:
             varied.update((name, ".mc draws it") for name in self.random.parameters)
         for expression, location in self.conditions:

@@ -93,6 +93,12 @@ def _nul(text: str, filename: str, quoted: bool) -> NetlistError:
         filename, len(before), len(before[-1]) + 1, line.replace("\0", " "), quoted))
 
 
+def _shown(path: Path) -> bool:
+    """Whether an included file's lines may be shown in errors: it has a netlist's suffix
+    (a file that is no netlist, say a key, stays unquoted)."""
+    return path.suffix.lower() in NETLIST_SUFFIXES
+
+
 def _key(filename: str) -> str:
     return filename if filename.startswith("<") else str(Path(filename).resolve())
 
@@ -118,8 +124,7 @@ def _read_text(path: Path, location: SourceLocation | None, name: str = "") -> s
     if len(data) > MAX_FILE_BYTES:
         raise NetlistError(f"cannot {what}: more than {MAX_FILE_BYTES} bytes", location)
     if b"\0" in data:
-        raise _nul(data.decode("latin-1"), str(path), path.suffix.lower() in NETLIST_SUFFIXES
-                   or location is None)
+        raise _nul(data.decode("latin-1"), str(path), location is None or _shown(path))
     try:
         return data.decode("utf-8-sig")   # a byte-order mark is no text
     except UnicodeDecodeError as error:
@@ -229,7 +234,7 @@ class _FileLines:
             raise NetlistError(f"more than {MAX_INCLUDES} files included (a file that "
                                "includes another twice, over and over?)", target.location)
         text = _read_text(path, target.location, name)
-        quoted = path.suffix.lower() in NETLIST_SUFFIXES
+        quoted = _shown(path)
         reader = _FileLines(LINE_BREAK.split(text), str(path), quoted, self.open_files | {key},
                             self.included)
         yield from reader.lines(section=section)
