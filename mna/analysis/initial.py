@@ -2,9 +2,10 @@
 
 Without ``uic``: the operating point with the inputs at t = 0, where ``.ic`` and ``IC=``
 values hold (each a constraint bordering the equations, as a source forcing that value).
-With ``uic``: every storage element at its ``IC=``, else at the ``.ic`` values, else at
-rest, the algebraic unknowns solved consistently. A circuit with no DC solution only because
-storage floats (a free mass pushed by a force) starts from rest, with a warning.
+With ``uic``: every storage element (and every charge of a semiconductor) at its ``IC=``,
+else at the ``.ic`` values, else at rest, the algebraic unknowns solved consistently. A
+circuit with no DC solution only because storage floats (a free mass pushed by a force)
+starts from rest, with a warning.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import numpy as np
 
 from mna.analysis.equations import Equations
-from mna.analysis.newton import solve_dc
+from mna.analysis.newton import Newton, NewtonFailure, solve_dc
 from mna.assembly import NumericBackend, Stamper, output_row
 from mna.diagnostics import check_dc_topology
 from mna.errors import (
@@ -24,15 +25,21 @@ from mna.errors import (
     SingularSystemError,
     TopologyError,
 )
-from mna.system import Entries
+from mna.linalg import factor_if_regular
+from mna.system import DescriptorSystem, Entries
 
 log = logging.getLogger(__name__)
 
-SETTLING_STEP = 1e-9   # a short step, relative to the system's time scale of 1
 
+def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
+                  settling: float) -> np.ndarray:
+    """Unknowns at t = 0 of `equations` (without constraints), with ``B u(0)`` = `b0`.
 
-def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool) -> np.ndarray:
-    """Unknowns at t = 0 of `equations` (without constraints), with ``B u(0)`` = `b0`."""
+    Under `uic`, storage that a source or a loop of storage forces (a capacitor across a
+    voltage source) cannot keep its initial value: it takes the value it reaches in a
+    backward-Euler step of length `settling` (the run's shortest), as SPICE's first step
+    from its initial node voltages does.
+    """
     if not uic:
         try:
             check_dc_topology(circuit)
@@ -41,60 +48,75 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool) -> n
                         "starts from rest, as with .tran ... uic", circuit.path, error.message)
             uic = True
     system = equations.system
-    K, values, labels = constraints(circuit, uic)
+    K, values, labels = constraints(circuit, system, uic)
     bordered = Equations(system, circuit.options, border=(K, labels)) if labels else equations
     rhs = np.concatenate([b0, values])
     n = system.size
-    if not system.is_linear:
-        try:
-            return solve_dc(bordered, rhs)[:n]
-        except NoOperatingPoint as error:
-            if uic:
-                raise
-            log.warning("%s: %s; the transient starts from rest, as with .tran ... uic",
-                        circuit.path, error)
-            return initial_state(circuit, equations, b0, uic=True)
-        except ConvergenceError as error:
-            if not uic:
-                raise
-            log.info("uic: no consistent start (%s); storage at its initial values, the rest "
-                     "at 0", error)
-            return _least_squares(K, values)
     try:
-        return bordered.factor(bordered.g_data).solve(rhs)[:n]
-    except SingularSystemError as error:
+        if system.is_linear:
+            return bordered.factor(bordered.g_data).solve(rhs)[:n]
+        return solve_dc(bordered, rhs)[:n]
+    except SingularSystemError as error:   # of a linear system
         if not uic:
             raise SingularSystemError(f"operating point at t = 0: {error}",
                                       error.unknowns) from None
-        log.debug("uic: constraints are dependent (%s); consistent start by a short step", error)
-    # Storage constraints that are not independent (a capacitor across a source, a loop of
-    # capacitors): hold the storage at its initial values and let the algebraic unknowns
-    # settle through a very short backward-Euler step h, extrapolated to h -> 0 (Richardson:
-    # the step moves the storage by O(h)).
-    x_ic = _least_squares(K, values)
-    residual = b0 - system.g.product(x_ic)
+        reason: Exception = error
+    except NoOperatingPoint as error:
+        if not uic:
+            log.warning("%s: %s; the transient starts from rest, as with .tran ... uic",
+                        circuit.path, error)
+            return initial_state(circuit, equations, b0, True, settling)
+        reason = error
+    except ConvergenceError as error:
+        if not uic:
+            raise
+        reason = error
+    log.debug("uic: the initial values do not all hold (%s); settling", reason)
+    return _settled(equations, b0, _least_squares(K, values), settling)
 
-    def settled(h: float) -> np.ndarray:
-        return x_ic + equations.factor(equations.c_data + h * equations.g_data).solve(
-            h * residual)
 
-    return 2.0 * settled(SETTLING_STEP / 2) - settled(SETTLING_STEP)
+def _settled(equations: Equations, b0: np.ndarray, start: np.ndarray, h: float) -> np.ndarray:
+    """Where two backward-Euler steps of length `h` from `start` go. The first takes the
+    algebraic unknowns to their values and storage forced by a source or a loop to its
+    value, and moves the rest of the storage by O(h); its currents carry the jump's impulse,
+    which the second step, from a consistent state, leaves out. Where Newton fails, `start`
+    itself (the first time step settles it, as SPICE's does)."""
+    gamma = 1.0 / h
+    newton = Newton(equations)
+    equations.settle_modes(start, 0.0)
+    try:
+        x = start
+        for _ in range(2):
+            x = newton.solve(b0 + gamma * equations.charges(x, 0.0), x, gamma=gamma)
+        return x
+    except NewtonFailure as failure:
+        log.info("uic: no consistent start (%s); storage at its initial values, the rest "
+                 "at 0", failure.reason)
+        return start
 
 
 def _least_squares(K: Entries, values: np.ndarray) -> np.ndarray:
-    """The smallest `x` with ``K x = values`` (storage at its values, the rest at 0)."""
+    """The smallest `x` with ``K x = values`` (storage at its values, the rest at 0):
+    ``K^T (K K^T)^-1 values`` while the rows are independent (sparse), else in the least
+    squares sense (dense)."""
     if not len(values):
         return np.zeros(K.shape[1])
+    rows = K.scipy()
+    gram = factor_if_regular(rows @ rows.T, tuple(f"row {k}" for k in range(len(values))))
+    if gram is not None:
+        return rows.T @ gram.solve(values)
     return np.linalg.lstsq(K.dense(), values, rcond=None)[0]
 
 
-def constraints(circuit, uic: bool) -> tuple[Entries, np.ndarray, tuple[str, ...]]:
-    """Rows ``k·x = value`` from ``IC=`` and ``.ic`` and, with `uic`, from rest states, with
-    a label each.
+def constraints(circuit, system: DescriptorSystem,
+                uic: bool) -> tuple[Entries, np.ndarray, tuple[str, ...]]:
+    """Rows ``k·x = value`` from ``IC=`` and ``.ic`` and, with `uic`, from rest states
+    (storage elements and the semiconductors' charges at 0), with a label each.
 
-    An element's ``IC=`` outranks ``.ic`` on the same variable. A rest state (storage without
-    ``IC=`` under `uic`: value 0) is dropped when it involves an unknown that ``.ic`` gives,
-    as SPICE's `uic` starts such storage from the ``.ic`` node voltages and 0 for the others.
+    An element's ``IC=`` outranks ``.ic`` on the same variable. A rest state is dropped when
+    it involves an unknown that ``.ic`` gives, as SPICE's `uic` starts such storage from the
+    ``.ic`` node voltages and 0 for the others, and when the rows before it already fix its
+    variable (a junction across a capacitor, a loop of capacitors).
     """
     s = Stamper(circuit, NumericBackend(circuit))
     rows: list[int] = []
@@ -103,38 +125,97 @@ def constraints(circuit, uic: bool) -> tuple[Entries, np.ndarray, tuple[str, ...
     values: list[float] = []
     labels: list[str] = []
     seen: dict[tuple, int] = {}
+    joined = _Forest()
 
-    def add(row, value: float, label: str, location) -> None:
-        if row.dx.cols or row.u.cols:
-            raise NetlistError(f"{label}: only an across variable or the through variable of a "
-                               "T-type element or branch can be given an initial value", location)
-        key = tuple(sorted(zip(row.x.cols, row.x.values)))
+    def add(terms: dict[int, float], value: float, label: str, location, rest: bool) -> None:
+        terms = {col: c for col, c in terms.items() if c != 0}
+        if not terms:
+            return
+        sign = 1.0 if next(iter(sorted(terms.items())))[1] > 0 else -1.0
+        key = tuple(sorted((col, sign * c) for col, c in terms.items()))
+        value *= sign
         if key in seen:  # the same variable twice (IC= and .ic): the element line wins
-            if values[seen[key]] != value:
+            if not rest and values[seen[key]] != value:
                 log.warning("%s: %s = %g is ignored, %s sets %g", location, label, value,
                             labels[seen[key]], values[seen[key]])
             return
+        if not joined.join(key) and rest:
+            return
         seen[key] = len(values)
-        rows.extend([len(values)] * len(row.x.cols))
-        cols.extend(row.x.cols)
-        coefficients.extend(row.x.values)
+        rows.extend([len(values)] * len(key))
+        cols.extend(col for col, _ in key)
+        coefficients.extend(c for _, c in key)
         values.append(float(value))
         labels.append(label)
 
+    def terms_of(row, label: str, location) -> dict[int, float]:
+        if row.dx.cols or row.u.cols:
+            raise NetlistError(f"{label}: only an across variable or the through variable of a "
+                               "T-type element or branch can be given an initial value", location)
+        terms: dict[int, float] = {}
+        for col, c in zip(row.x.cols, row.x.values):
+            terms[col] = terms.get(col, 0.0) + c
+        return terms
+
     at_rest = []
     for element in circuit.elements:
+        label = f"IC({element.name})"
         for row, value in element.initial_conditions(s, uic):
+            terms = terms_of(row, label, element.location)
             if value is None:
-                at_rest.append((row, element))
+                at_rest.append((terms, label))
             else:
-                add(row, s.value(value), f"IC({element.name})", element.location)
+                add(terms, s.value(value), label, element.location, rest=False)
     given = set()
     for output, value in circuit.initial.items():
-        row = output_row(s, circuit, output)
-        add(row, s.value(value), f".ic {circuit.label(output)}", output.location)
-        given.update(row.x.cols)
-    for row, element in at_rest:
-        if not given.intersection(row.x.cols):
-            add(row, 0.0, f"IC({element.name})", element.location)
+        label = f".ic {circuit.label(output)}"
+        terms = terms_of(output_row(s, circuit, output), label, output.location)
+        add(terms, s.value(value), label, output.location, rest=False)
+        given.update(terms)
+    if uic:
+        at_rest.extend(_charge_branches(system))
+    for terms, label in at_rest:
+        if not given.intersection(terms):
+            add(terms, 0.0, label, None, rest=True)
     K = Entries.of(rows, cols, coefficients, (len(values), len(s.unknowns)))
     return K, np.array(values, float), tuple(labels)
+
+
+def _charge_branches(system: DescriptorSystem) -> list[tuple[dict[int, float], str]]:
+    """The branches holding the devices' charges, as rows on the unknowns, labelled."""
+    found = []
+    for device in system.devices:
+        for holds, direction in device.charge_branches():
+            for k in np.flatnonzero(holds):
+                terms: dict[int, float] = {}
+                for terminal, c in zip(device.terminals[k], direction[k]):
+                    if terminal >= 0 and c:
+                        terms[int(terminal)] = terms.get(int(terminal), 0.0) + float(c)
+                found.append((terms, f"IC({device.names[k]})"))
+    return found
+
+
+class _Forest:
+    """Which unknowns the rows so far tie together: a row ``x_a - x_b`` (or ``x_a``, tied
+    to the reference) joins them; one that closes a loop depends on the rows before it."""
+
+    def __init__(self):
+        self.parent: dict[int, int] = {}
+
+    def root(self, node: int) -> int:
+        while (parent := self.parent.setdefault(node, node)) != node:
+            self.parent[node] = node = self.parent.setdefault(parent, parent)
+        return node
+
+    def join(self, key: tuple[tuple[int, float], ...]) -> bool:
+        """Tie the unknowns of the row `key`; False when they were tied already. A row of
+        any other form is taken as independent."""
+        if len(key) == 1:
+            a, b = key[0][0], -1
+        elif len(key) == 2 and key[0][1] == -key[1][1]:
+            a, b = key[0][0], key[1][0]
+        else:
+            return True
+        a, b = self.root(a), self.root(b)
+        self.parent[a] = b
+        return a != b

@@ -104,6 +104,11 @@ class Transistors(Device):
         self.collector_junction = Junction(self.cjc, self.vjc, self.mjc, self.fc)
         self.outer_junction = Junction(self.cbx, self.vjc, self.mjc, self.fc)
 
+    def charge_branches(self):
+        return [((self.cje != 0) | (self.tf != 0), self.d_be),
+                ((self.cjc != 0) | (self.tr != 0), self.d_bc),
+                (self.cbx != 0, self.d_bx), (self.cjs != 0, self.d_sub)]
+
     @classmethod
     def build(cls, instances: list[Instance]) -> Transistors:
         names = tuple(instance.name for instance in instances)

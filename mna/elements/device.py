@@ -12,7 +12,8 @@ with `v` the terminal values, shape ``(count, width)``; `f` and `q` the contribu
 terminals' equations, shape ``(count, width)``; `df`, `dq` their derivatives by the terminal
 values, shape ``(count, width, width)`` (``q`` and ``dq`` None for a kind that stores
 nothing). The analyses scatter them into the residual and the Jacobian through index arrays
-made once; no analysis loops over elements.
+made once; no analysis loops over elements. A kind that stores says across which branches
+(`charge_branches`), so that ``uic`` can start them at rest.
 
 A kind whose equations need Newton's steps held back (a junction's exponential) overrides
 `limit`, given the terminal values of this and of the previous iteration; one whose currents
@@ -101,6 +102,13 @@ class Device:
         """The functions `crossed` (a mask over `modes`) have changed sign at `v`: change
         to the laws on their other side."""
         self.modes = np.where(crossed, -self.modes, self.modes)
+
+    def charge_branches(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The branches that hold this kind's charges, each as ``(holds, direction)``: which
+        instances it holds a charge in (``(count,)`` booleans) and the branch's voltage as
+        ``direction`` (``(count, width)``) times the terminal values. ``uic`` starts each
+        such branch at 0 V, as SPICE starts every node at 0 V."""
+        return []
 
     def dc_problem(self, v: np.ndarray) -> str | None:
         """Why the DC solution at the terminal values `v` is no operating point of these

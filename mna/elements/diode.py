@@ -258,6 +258,10 @@ class Diodes(Device):
                                        conductance)
         return current + self.gmin * vd, conductance + self.gmin
 
+    def charge_branches(self):
+        return [((self.cjo != 0) | (self.transit != 0),
+                 np.broadcast_to([1.0, -1.0], (self.count, 2)))]
+
     def charge(self, vd, current, conductance):
         """Depletion charge (linearised above ``fc*vj``) plus diffusion charge ``tt*id``."""
         q, c = self.junction.charge(vd)

@@ -151,7 +151,7 @@ class Mosfets(Device):
     width = 7
     NAMES = ("polarity", "vt", "beta", "lambda", "vbi", "gamma", "phi", "drain_is",
              "source_is", "drain_vcrit", "source_vcrit", "cbd", "cbdsw", "cbs", "cbssw", "pb",
-             "mj", "mjsw", "fc", "cox", "gmin", "reltol", "abstol")
+             "mj", "mjsw", "fc", "cox", "gmin", "reltol", "abstol", "cgs", "cgd", "cgb")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals)
@@ -193,6 +193,15 @@ class Mosfets(Device):
         self.chain = np.einsum("kai,kbj->kabij", self.directions[:, :used],
                                self.local[:, :used]).reshape(count, used * used, 49)
         self._last: tuple | None = None   # the terminal values of the last load, and it
+
+    def charge_branches(self):
+        """Meyer's branches and the overlap capacitors (the element's linear ones, `cgs`,
+        `cgd`, `cgb`) from the gate; the bulk junctions."""
+        meyer = self.cox != 0
+        return [(meyer | (overlap != 0), np.broadcast_to(UNIT[G] - UNIT[x], (self.count, 7)))
+                for x, overlap in ((S, self.cgs), (D, self.cgd), (B, self.cgb))] + [
+                ((self.cbs != 0) | (self.cbssw != 0), self.d_bs),
+                ((self.cbd != 0) | (self.cbdsw != 0), self.d_bs - self.d_ds)]
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Mosfets:
@@ -500,14 +509,14 @@ class Mosfet(Element):
         if "source" in inside:
             inner_source = s.internal(self, "source")
             s.G.conductance(source, inner_source, m / rs)
-        for a, bnode, capacitance in ((g, inner_source, p["cgso"] * m * w),
-                                      (g, drain, p["cgdo"] * m * w),
-                                      (g, b, p["cgbo"] * m * effective)):
+        overlaps = {"cgs": p["cgso"] * m * w, "cgd": p["cgdo"] * m * w,
+                    "cgb": p["cgbo"] * m * effective}
+        for other, capacitance in zip((inner_source, drain, b), overlaps.values()):
             if capacitance:
-                s.C.conductance(a, bnode, capacitance)
+                s.C.conductance(g, other, capacitance)
         meyer = ((s.internal(self, "wgs"), s.internal(self, "wgd"), s.internal(self, "wgb"))
                  if cox_area else (-1, -1, -1))
-        s.device(Mosfets, self.name, (drain, g, inner_source, b, *meyer), values)
+        s.device(Mosfets, self.name, (drain, g, inner_source, b, *meyer), values | overlaps)
 
     def through(self, s, row) -> None:
         self.fail("a transistor's current is not a linear function of the unknowns; "

@@ -327,6 +327,18 @@ def test_a_jump_within_round_off_of_a_grid_time_is_on_it():
     assert frame["V(out)"].iloc[3] == 0.0 and frame["V(out)"].iloc[4] > 0.05
 
 
+def test_uic_storage_across_a_source_takes_its_value_and_the_rest_starts_at_rest():
+    """C1 sits across V1 (its rest state cannot hold), C2 behind R1 starts at rest, so
+    V(g) = 2 (1 - e^(-t/RC)) with RC = 1 ns from t = 0. The settling step was 1 ns whatever
+    the circuit's time scale and started V(g) at 0.33 V."""
+    frame = transient(mna.read_string(
+        "uic\nV1 in 0 2\nC1 in 0 1p\nR1 in g 1k\nC2 g 0 1p\n.tran 0.1n 5n uic\n"
+    )).to_dataframe()
+    t, v = frame.index.to_numpy(), frame["V(g)"].to_numpy()
+    assert abs(v[0]) < 1e-8 and frame["I(V1)"].iloc[0] == pytest.approx(-2e-3, rel=1e-6)
+    assert np.max(np.abs(v - 2 * (1 - np.exp(-t / 1e-9)))) < 1e-3 * 2
+
+
 def test_uic_ic_of_an_element_leaves_its_neighbour_at_rest():
     """C1 starts at its IC= 1 V; C2 (a to b) has none and no .ic speaks: it starts at rest,
     so V(b) = V(a) = 1 V."""
