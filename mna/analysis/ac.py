@@ -26,21 +26,24 @@ from mna.progress import progress
 from mna.results import TableResult
 
 
-def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray:
+def frequencies(kind: str, points: int, start: float, stop: float,
+                reltol: float) -> np.ndarray:
     """The analysis frequencies as ngspice 39 lays them out: ``lin``, `points` in all; ``oct``,
-    `points` per octave from `start` up to `stop`; ``dec``, as many steps as whole
-    ``1/points`` decades fit between `start` and `stop`, spread evenly so that the last one
-    lands on `stop`.
+    `points` per octave from `start` up to `stop` (or `reltol` of a step past it); ``dec``,
+    as many steps as whole ``1/points`` decades fit between `start` and `stop`, spread
+    evenly so that the last one lands on `stop`.
 
-    >>> frequencies("dec", 2, 1.0, 100.0).round(3).tolist()
+    >>> frequencies("dec", 2, 1.0, 100.0, 1e-3).round(3).tolist()
     [1.0, 3.162, 10.0, 31.623, 100.0]
-    >>> frequencies("dec", 1, 1.0, 500.0).round(3).tolist()
+    >>> frequencies("dec", 1, 1.0, 500.0, 1e-3).round(3).tolist()
     [1.0, 22.361, 500.0]
+    >>> frequencies("oct", 1, 100.0, 799.9, 1e-3).tolist()
+    [100.0, 200.0, 400.0, 800.0]
     """
     if kind == "lin":
         return np.linspace(start, stop, points) if points > 1 else np.array([start])
     base = 10.0 if kind == "dec" else 2.0
-    count = frequency_count(kind, points, start, stop)
+    count = frequency_count(kind, points, start, stop, reltol)
     if kind == "dec" and 1 < count < math.inf:
         return np.geomspace(start, stop, int(count))
     exponents = np.arange(count) / points
@@ -53,7 +56,8 @@ def frequencies(kind: str, points: int, start: float, stop: float) -> np.ndarray
 
 def ac_sweep(request, circuit) -> TableResult:
     """``.ac``: the outputs' phasors at every frequency of the sweep."""
-    f = frequencies(request.sweep, request.points, request.start, request.stop)
+    f = frequencies(request.sweep, request.points, request.start, request.stop,
+                    circuit.options.reltol)
     system = assemble(circuit)
     u = system.ac_inputs()
     if not np.any(u):

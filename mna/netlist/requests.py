@@ -55,10 +55,14 @@ def _count(intervals: float) -> float:
     return math.floor(intervals) + 1 if math.isfinite(intervals) else math.inf
 
 
-def frequency_count(kind: str, points: int, start: float, stop: float) -> float:
-    """How many frequencies ``.ac kind points start stop`` has (inf when they overflow)."""
+def frequency_count(kind: str, points: int, start: float, stop: float,
+                    reltol: float) -> float:
+    """How many frequencies ``.ac kind points start stop`` has (inf when they overflow). As
+    ngspice's, an octave sweep takes a last frequency up to ``reltol`` steps past `stop`."""
     if kind == "lin":
         return points
+    if kind == "oct":
+        stop *= 1 + 2 ** (1 / points) * reltol
     base = 10.0 if kind == "dec" else 2.0
     return _count(points * (math.log(stop) - math.log(start)) / math.log(base) + 1e-9)
 
@@ -245,12 +249,9 @@ class AcSweep(Request):
             reader.fail(f"a lin sweep needs 0 <= fstart <= fstop, got {start:g} and {stop:g}")
         return cls(sweep, int(points), start, stop, reader.location)
 
-    @property
-    def count(self) -> float:
-        return frequency_count(self.sweep, self.points, self.start, self.stop)
-
     def check(self, circuit):
-        check_count(self.count, ".ac", circuit, self.location)
+        check_count(frequency_count(self.sweep, self.points, self.start, self.stop,
+                                    circuit.options.reltol), ".ac", circuit, self.location)
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,14 @@ def run_ac(text):
 
 
 def test_frequency_grids_follow_spice():
-    assert frequencies("dec", 10, 10, 100e3).size == 41
-    assert frequencies("oct", 4, 1, 16).tolist() == pytest.approx(2 ** (np.arange(17) / 4))
-    assert frequencies("lin", 50, 100, 5e3)[[0, -1]].tolist() == [100, 5e3]
+    assert frequencies("dec", 10, 10, 100e3, 1e-3).size == 41
+    assert frequencies("oct", 4, 1, 16, 1e-3).tolist() == pytest.approx(2 ** (np.arange(17) / 4))
+    assert frequencies("lin", 50, 100, 5e3, 1e-3)[[0, -1]].tolist() == [100, 5e3]
+    # an octave sweep keeps a last point up to reltol of a step past fstop, as ngspice does
+    assert frequencies("oct", 1, 100, 799.9, 1e-3)[-1] == 800
+    assert frequencies("oct", 1, 100, 798.0, 1e-3)[-1] == 400
+    assert frequencies("oct", 1, 100, 799.9, 1e-6)[-1] == 400
+
 
 
 def test_rc_lowpass_against_closed_form():
@@ -130,7 +135,8 @@ def test_klu_pivots_as_soundly_as_partial_pivoting():
 @pytest.mark.ngspice
 @pytest.mark.skipif(not ngspice.available(), reason="ngspice is not installed")
 @pytest.mark.parametrize("sweep", ["dec 1 1 500", "dec 3 1 500", "dec 7 13 4.1k",
-                                   "dec 10 1 1k", "oct 2 100 1000", "lin 7 1 500"])
+                                   "dec 10 1 1k", "oct 2 100 1000", "lin 7 1 500",
+                                   "oct 1 100 799.9", "oct 3 1 10", "oct 2 50 798"])
 def test_frequencies_are_ngspices(sweep):
     # ngspice 39 spreads a dec sweep's whole steps evenly so the last lands on fstop
     deck = "rc\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nC1 out 0 1u\n"
