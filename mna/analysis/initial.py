@@ -18,6 +18,7 @@ from mna.analysis.equations import Equations
 from mna.analysis.newton import Newton, NewtonFailure, solve_dc
 from mna.assembly import NumericBackend, Stamper, output_row
 from mna.diagnostics import check_dc_topology
+from mna.elements.base import Role
 from mna.errors import (
     ConvergenceError,
     NetlistError,
@@ -113,8 +114,10 @@ def constraints(circuit, system: DescriptorSystem,
     """Rows ``k·x = value`` from ``IC=`` and ``.ic`` and, with `uic`, from rest states
     (storage elements and the semiconductors' charges at 0), with a label each.
 
-    An element's ``IC=`` outranks ``.ic`` on the same variable. A rest state is dropped when
-    it involves an unknown that ``.ic`` gives, as SPICE's `uic` starts such storage from the
+    An element's ``IC=`` outranks ``.ic`` on the same variable. A value that across sources
+    fix (and, in an operating point, T-type elements, shorts at DC) is ignored with a
+    warning, as ngspice's sources override its ``.ic``. A rest state is dropped when it
+    involves an unknown that ``.ic`` gives, as SPICE's `uic` starts such storage from the
     ``.ic`` node voltages and 0 for the others, and when the rows before it already fix its
     variable (a junction across a capacitor, a loop of capacitors).
     """
@@ -125,7 +128,13 @@ def constraints(circuit, system: DescriptorSystem,
     values: list[float] = []
     labels: list[str] = []
     seen: dict[tuple, int] = {}
-    joined = _Forest()
+    fixing = (Role.ACROSS_SOURCE,) if uic else (Role.ACROSS_SOURCE, Role.THROUGH_STORE)
+    fixed, joined = _Forest(), _Forest()   # the sources' ties; theirs and the rows'
+    for edge in circuit.graph.edges:
+        if edge.role in fixing:
+            pair = (s.index_of(edge.a), s.index_of(edge.b))
+            fixed.join(pair)
+            joined.join(pair)
 
     def add(terms: dict[int, float], value: float, label: str, location, rest: bool) -> None:
         terms = {col: c for col, c in terms.items() if c != 0}
@@ -133,14 +142,20 @@ def constraints(circuit, system: DescriptorSystem,
             return
         sign = 1.0 if next(iter(sorted(terms.items())))[1] > 0 else -1.0
         key = tuple(sorted((col, sign * c) for col, c in terms.items()))
-        value *= sign
         if key in seen:  # the same variable twice (IC= and .ic): the element line wins
-            if not rest and values[seen[key]] != value:
+            if not rest and values[seen[key]] != sign * value:
                 log.warning("%s: %s = %g is ignored, %s sets %g", location, label, value,
-                            labels[seen[key]], values[seen[key]])
+                            labels[seen[key]], sign * values[seen[key]])
             return
-        if not joined.join(key) and rest:
+        pair = _pair(key)
+        if not rest and pair and fixed.tied(pair):
+            log.warning("%s: %s = %g is ignored: %s fix it", location, label, value,
+                        "voltage (across) sources" if uic else
+                        "voltage (across) sources and inductors (T-type elements: shorts at DC)")
             return
+        if pair and not joined.join(pair) and rest:
+            return
+        value *= sign
         seen[key] = len(values)
         rows.extend([len(values)] * len(key))
         cols.extend(col for col, _ in key)
@@ -195,9 +210,19 @@ def _charge_branches(system: DescriptorSystem) -> list[tuple[dict[int, float], s
     return found
 
 
+def _pair(key: tuple[tuple[int, float], ...]) -> tuple[int, int] | None:
+    """The two unknowns whose difference the row `key` gives (-1, the reference, for a row
+    of one), or None for a row of another form."""
+    if len(key) == 1:
+        return key[0][0], -1
+    if len(key) == 2 and key[0][1] == -key[1][1]:
+        return key[0][0], key[1][0]
+    return None
+
+
 class _Forest:
-    """Which unknowns the rows so far tie together: a row ``x_a - x_b`` (or ``x_a``, tied
-    to the reference) joins them; one that closes a loop depends on the rows before it."""
+    """Which unknowns the rows (or branches) so far tie together: one that ties two
+    unknowns already tied closes a loop and depends on the others."""
 
     def __init__(self):
         self.parent: dict[int, int] = {}
@@ -207,15 +232,11 @@ class _Forest:
             self.parent[node] = node = self.parent.setdefault(parent, parent)
         return node
 
-    def join(self, key: tuple[tuple[int, float], ...]) -> bool:
-        """Tie the unknowns of the row `key`; False when they were tied already. A row of
-        any other form is taken as independent."""
-        if len(key) == 1:
-            a, b = key[0][0], -1
-        elif len(key) == 2 and key[0][1] == -key[1][1]:
-            a, b = key[0][0], key[1][0]
-        else:
-            return True
-        a, b = self.root(a), self.root(b)
+    def tied(self, pair: tuple[int, int]) -> bool:
+        return self.root(pair[0]) == self.root(pair[1])
+
+    def join(self, pair: tuple[int, int]) -> bool:
+        """Tie the two unknowns; False when they were tied already."""
+        a, b = self.root(pair[0]), self.root(pair[1])
         self.parent[a] = b
         return a != b

@@ -167,6 +167,17 @@ def test_uic_starts_a_junction_charge_at_rest():
     assert np.max(np.abs(frame["V(g)"] - exact)) < 1e-3 * np.ptp(exact)
 
 
+def test_uic_inductor_in_series_with_a_current_source_takes_its_current():
+    """I1 forces L1's current, so L1's rest state cannot hold under uic: the start settles
+    (by Newton, for the diode) to I(L1) = 1 mA and the diode's voltage at 1 mA."""
+    frame = transient(mna.read_string(
+        "cut-set\nI1 0 a 1m\nL1 a b 1m\nD1 b 0 dm\n.model dm D(IS=1e-14)\n.tran 1u 10u uic\n"
+    )).to_dataframe()
+    vt = 1.380649e-23 * 300.15 / 1.602176634e-19
+    assert frame["I(L1)"].iloc[0] == pytest.approx(1e-3, rel=1e-9)
+    assert frame["V(b)"].iloc[0] == pytest.approx(vt * np.log1p(1e-3 / 1e-14), rel=1e-6)
+
+
 def test_uic_starts_mosfet_overlap_capacitors_at_rest():
     """CGSO and CGDO (1 nF each here) are the element's own capacitors: under uic they start
     at rest, so the gate charges through 1 kOhm as an RC of 2 us (they used to start at the

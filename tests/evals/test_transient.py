@@ -339,6 +339,21 @@ def test_uic_storage_across_a_source_takes_its_value_and_the_rest_starts_at_rest
     assert np.max(np.abs(v - 2 * (1 - np.exp(-t / 1e-9)))) < 1e-3 * 2
 
 
+def test_initial_values_that_sources_fix_are_ignored_with_a_warning(caplog):
+    """C2's IC= and .ic V(in) name what V1 fixes: ngspice runs such a deck (its sources win),
+    so they are ignored with a warning (the deck used to be refused as singular), and
+    .ic V(out) still holds: V(out) = 1 - 0.8 e^(-t/RC) with RC = 1 ms."""
+    text = ("ic\nV1 in 0 1\nR1 in out 1k\nC1 out 0 1u\nC2 in 0 1u IC=0\n"
+            ".ic V(in)=0.5 V(out)=0.2\n.tran 10u 5m\n")
+    with caplog.at_level("WARNING", logger="mna"):
+        frame = transient(mna.read_string(text)).to_dataframe()
+    assert "IC(C2) = 0 is ignored: voltage (across) sources" in caplog.text
+    assert ".ic V(in) = 0.5 is ignored: voltage (across) sources" in caplog.text
+    t = frame.index.to_numpy()
+    assert frame["V(out)"].iloc[0] == pytest.approx(0.2, abs=1e-12)
+    assert np.max(np.abs(frame["V(out)"] - (1 - 0.8 * np.exp(-t / 1e-3)))) < 1e-3
+
+
 def test_uic_ic_of_an_element_leaves_its_neighbour_at_rest():
     """C1 starts at its IC= 1 V; C2 (a to b) has none and no .ic speaks: it starts at rest,
     so V(b) = V(a) = 1 V."""
