@@ -4,10 +4,13 @@ worker plugin that puts the job on every worker once, workers that join later in
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+from dask.utils import parse_timedelta
 from distributed import Client, LocalCluster, WorkerPlugin
+from distributed.comm import connect
 
 from mna.analysis.parallel import install, uninstall
 from mna.errors import SchedulerError
@@ -29,6 +32,18 @@ class _Install(WorkerPlugin):
         uninstall(self.token)
 
 
+async def _greeted(address: str) -> None:
+    """Connect to `address` and exchange Dask's greeting within the timeout: a server that
+    accepts the connection but never answers (a web server) would hold ``Client`` for
+    good, as its handshake waits without a limit."""
+    timeout = parse_timedelta(CONNECT_TIMEOUT)
+    try:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+    except asyncio.TimeoutError:
+        raise OSError(f"no Dask greeting within {CONNECT_TIMEOUT}") from None
+    await comm.close()
+
+
 @contextmanager
 def dask_executor(token: str, job, scheduler, workers: int) -> Iterator[tuple[object, int]]:
     """The executor of `scheduler` (a ``Client``, its address, or ``"local"`` for a
@@ -44,6 +59,7 @@ def dask_executor(token: str, job, scheduler, workers: int) -> Iterator[tuple[ob
             client = stack.enter_context(Client(cluster))
         else:
             try:
+                asyncio.run(_greeted(scheduler))
                 client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT))
             # a ValueError or MemoryError: what answered there speaks no Dask
             except (OSError, ValueError, MemoryError) as error:

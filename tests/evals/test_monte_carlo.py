@@ -5,6 +5,7 @@ propagation of the tolerance."""
 from __future__ import annotations
 
 import importlib.util
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +63,11 @@ def test_a_dask_cluster_gives_bit_identical_tables(in_process):
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         clustered = mna.monte_carlo(mna.read_string(RC_LOWPASS), client=client)
+        by_address = mna.monte_carlo(mna.read_string(RC_LOWPASS),
+                                     client=cluster.scheduler_address)
     for stem in ("ac", "meas", "mc_summary"):
         pd.testing.assert_frame_equal(clustered[stem], in_process[stem], check_exact=True)
+        pd.testing.assert_frame_equal(by_address[stem], in_process[stem], check_exact=True)
 
 
 DRAWS = """draws
@@ -299,6 +303,23 @@ def test_an_unreachable_scheduler_is_a_usage_error(tmp_path, monkeypatch, capsys
     netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
     assert main(["run", "-q", str(netlist), "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason="the dask extra is not installed")
+def test_a_server_that_is_no_scheduler_is_a_usage_error_in_bounded_time(tmp_path, monkeypatch,
+                                                                         capsys):
+    """A server that accepts the connection and never answers (a web server waits for a
+    request) held the Dask client for good: its handshake has no time limit."""
+    import mna.analysis.cluster as cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", "0.5s")
+    netlist = tmp_path / "mc.net"
+    netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        assert main(["run", "-q", str(netlist), "--scheduler", address]) == 2
+    assert "no Dask greeting within 0.5s" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("address", ["garbage", "tcp://host", "tcp://host:port", "://h:1"])
