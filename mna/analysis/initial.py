@@ -31,14 +31,16 @@ from mna.system import DescriptorSystem, Entries
 
 log = logging.getLogger(__name__)
 
+SETTLING = 1e-6   # of hmax: the step over which storage that a source forces settles at t = 0
+
 
 def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
-                  settling: float) -> np.ndarray:
+                  hmax: float) -> np.ndarray:
     """Unknowns at t = 0 of `equations` (without constraints), with ``B u(0)`` = `b0`.
 
     Under `uic`, storage that a source or a loop of storage forces (a capacitor across a
     voltage source) cannot keep its initial value: it takes the value it reaches in a
-    backward-Euler step of length `settling` (the run's shortest), as SPICE's first step
+    backward-Euler step far shorter than the run's longest, `hmax`, as SPICE's first step
     from its initial node voltages does.
     """
     if not uic:
@@ -66,33 +68,39 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
         if not uic:
             log.warning("%s: %s; the transient starts from rest, as with .tran ... uic",
                         circuit.path, error)
-            return initial_state(circuit, equations, b0, True, settling)
+            return initial_state(circuit, equations, b0, True, hmax)
         reason = error
     except ConvergenceError as error:
         if not uic:
             raise
         reason = error
     log.debug("uic: the initial values do not all hold (%s); settling", reason)
-    return _settled(equations, b0, _least_squares(K, values), settling)
+    return _settled(equations, b0, _least_squares(K, values), hmax)
 
 
-def _settled(equations: Equations, b0: np.ndarray, start: np.ndarray, h: float) -> np.ndarray:
-    """Where two backward-Euler steps of length `h` from `start` go. The first takes the
-    algebraic unknowns to their values and storage forced by a source or a loop to its
-    value, and moves the rest of the storage by O(h); its currents carry the jump's impulse,
-    which the second step, from a consistent state, leaves out. Where Newton fails, `start`
-    itself (the first time step settles it, as SPICE's does)."""
-    gamma = 1.0 / h
+def _settled(equations: Equations, b0: np.ndarray, start: np.ndarray,
+             hmax: float) -> np.ndarray:
+    """Where two backward-Euler steps of ``SETTLING * hmax`` from `start` go. The first takes
+    the algebraic unknowns to their values and storage forced by a source or a loop to its
+    value (charge shared as it must), and moves the rest of the storage by a negligible
+    amount; its currents carry the jump's impulse, which the second step, from a consistent
+    state, leaves out. A linear system's step is one solve, without Newton's test, which the
+    round-off of so short a step could fail. Where Newton fails, `start` itself, with a
+    warning (the first time step settles it, as SPICE's does)."""
+    gamma = 1.0 / (SETTLING * hmax)
     newton = Newton(equations)
+    once = 1 if equations.system.is_linear else None
     equations.settle_modes(start, 0.0)
     try:
         x = start
         for _ in range(2):
-            x = newton.solve(b0 + gamma * equations.charges(x, 0.0), x, gamma=gamma)
+            x = newton.solve(b0 + gamma * equations.charges(x, 0.0), x, gamma=gamma,
+                             iterations=once)
         return x
     except NewtonFailure as failure:
-        log.info("uic: no consistent start (%s); storage at its initial values, the rest "
-                 "at 0", failure.reason)
+        log.warning("uic: no consistent start (%s); the run starts with the storage at its "
+                    "initial values and the other unknowns at 0, as SPICE's does",
+                    failure.reason)
         return start
 
 
@@ -114,12 +122,13 @@ def constraints(circuit, system: DescriptorSystem,
     """Rows ``k·x = value`` from ``IC=`` and ``.ic`` and, with `uic`, from rest states
     (storage elements and the semiconductors' charges at 0), with a label each.
 
-    An element's ``IC=`` outranks ``.ic`` on the same variable. A value that across sources
-    fix (and, in an operating point, T-type elements, shorts at DC) is ignored with a
-    warning, as ngspice's sources override its ``.ic``. A rest state is dropped when it
+    An element's ``IC=`` outranks ``.ic`` on the same variable. In an operating point, a
+    value that across sources or T-type elements (shorts at DC) fix is ignored with a
+    warning, as ngspice's sources override its ``.ic``; under `uic` it still sets the charge
+    of the storage at its node, and the start settles. A rest state is dropped when it
     involves an unknown that ``.ic`` gives, as SPICE's `uic` starts such storage from the
-    ``.ic`` node voltages and 0 for the others, and when the rows before it already fix its
-    variable (a junction across a capacitor, a loop of capacitors).
+    ``.ic`` node voltages and 0 for the others, when sources fix its variable, and when the
+    rows before it do (a junction across a capacitor, a loop of capacitors).
     """
     s = Stamper(circuit, NumericBackend(circuit))
     rows: list[int] = []
@@ -129,32 +138,36 @@ def constraints(circuit, system: DescriptorSystem,
     labels: list[str] = []
     seen: dict[tuple, int] = {}
     fixing = (Role.ACROSS_SOURCE,) if uic else (Role.ACROSS_SOURCE, Role.THROUGH_STORE)
-    fixed, joined = _Forest(), _Forest()   # the sources' ties; theirs and the rows'
+    fixed, joined = _Forest(), _Forest()   # the sources' ties; the rows'
     for edge in circuit.graph.edges:
         if edge.role in fixing:
-            pair = (s.index_of(edge.a), s.index_of(edge.b))
-            fixed.join(pair)
-            joined.join(pair)
+            fixed.join((s.index_of(edge.a), s.index_of(edge.b)))
 
-    def add(terms: dict[int, float], value: float, label: str, location, rest: bool) -> None:
+    def add(terms: dict[int, float], value: float, label: str, location, rest: bool) -> bool:
+        """Add the row ``terms·x = value``; whether it is kept."""
         terms = {col: c for col, c in terms.items() if c != 0}
         if not terms:
-            return
+            return False
         sign = 1.0 if next(iter(sorted(terms.items())))[1] > 0 else -1.0
         key = tuple(sorted((col, sign * c) for col, c in terms.items()))
         if key in seen:  # the same variable twice (IC= and .ic): the element line wins
             if not rest and values[seen[key]] != sign * value:
                 log.warning("%s: %s = %g is ignored, %s sets %g", location, label, value,
                             labels[seen[key]], sign * values[seen[key]])
-            return
+            return False
         pair = _pair(key)
-        if not rest and pair and fixed.tied(pair):
-            log.warning("%s: %s = %g is ignored: %s fix it", location, label, value,
-                        "voltage (across) sources" if uic else
-                        "voltage (across) sources and inductors (T-type elements: shorts at DC)")
-            return
+        if pair and fixed.tied(pair):
+            if rest:   # the sources give its value
+                return False
+            if not uic:   # under uic the value still charges the storage at the node
+                log.warning("%s: %s = %g is ignored: voltage (across) sources and inductors "
+                            "(T-type elements: shorts at DC) fix it in the operating point",
+                            location, label, value)
+                return False
+        # a rest state that closes a loop of rows is fixed by them; one that closes a loop
+        # through sources is kept, and the start settles (charge is shared, as in SPICE)
         if pair and not joined.join(pair) and rest:
-            return
+            return False
         value *= sign
         seen[key] = len(values)
         rows.extend([len(values)] * len(key))
@@ -162,6 +175,7 @@ def constraints(circuit, system: DescriptorSystem,
         coefficients.extend(c for _, c in key)
         values.append(float(value))
         labels.append(label)
+        return True
 
     def terms_of(row, label: str, location) -> dict[int, float]:
         if row.dx.cols or row.u.cols:
@@ -185,8 +199,8 @@ def constraints(circuit, system: DescriptorSystem,
     for output, value in circuit.initial.items():
         label = f".ic {circuit.label(output)}"
         terms = terms_of(output_row(s, circuit, output), label, output.location)
-        add(terms, s.value(value), label, output.location, rest=False)
-        given.update(terms)
+        if add(terms, s.value(value), label, output.location, rest=False):
+            given.update(terms)
     if uic:
         at_rest.extend(_charge_branches(system))
     for terms, label in at_rest:

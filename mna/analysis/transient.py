@@ -83,7 +83,7 @@ def transient(request, circuit) -> TransientResult:
         _check_forward_euler(system, hmax, options.solver)
     equations = Equations(system, options, use="many")
     drive = _Drive(system, tstep, tstop)
-    x0 = initial_state(circuit, equations, drive(0.0), request.uic, SMALLEST_STEP * hmax)
+    x0 = initial_state(circuit, equations, drive(0.0), request.uic, hmax)
     if system.is_linear:
         solver = LinearSteps(equations, hmax)
     elif options.linearise == "newton" and equations.linear_in_modes:

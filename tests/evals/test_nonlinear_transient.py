@@ -190,6 +190,18 @@ def test_uic_starts_mosfet_overlap_capacitors_at_rest():
     assert np.max(np.abs(frame["V(g)"] - 2 * (1 - np.exp(-t / 2e-6)))) < 1e-3 * 2
 
 
+def test_uic_gate_charge_is_shared_with_a_drain_a_source_holds():
+    """CGSO to the grounded source, CGDO to a drain at 5 V: at rest both, the gate starts
+    where charge sharing puts it, 2.5 V, and discharges through R1 with RC = 2 us (a rest
+    state closing the loop through VDD was dropped, and the gate stayed at 0)."""
+    frame = transient(mna.read_string(
+        "divider\nVDD d 0 5\nVIN in 0 0\nR1 in g 1k\nM1 d g 0 0 nm W=10u L=1u\n"
+        ".model nm NMOS(LEVEL=1 VTO=0.7 KP=1e-4 CGSO=1e-4 CGDO=1e-4)\n.tran 0.1u 5u uic\n"
+    )).to_dataframe()
+    t = frame.index.to_numpy()
+    assert np.max(np.abs(frame["V(g)"] - 2.5 * np.exp(-t / 2e-6))) < 1e-3 * 2.5
+
+
 @pytest.mark.ngspice
 def test_uic_starts_bipolar_junction_charges_at_rest_as_ngspice(ngspice):
     """CJE and CJC start at 0 V under uic: the base charges from 0 (it used to start at its

@@ -339,6 +339,28 @@ def test_uic_storage_across_a_source_takes_its_value_and_the_rest_starts_at_rest
     assert np.max(np.abs(v - 2 * (1 - np.exp(-t / 1e-9)))) < 1e-3 * 2
 
 
+@pytest.mark.parametrize("order", ["C1 a m 1n\nC2 m 0 1n", "C2 m 0 1n\nC1 a m 1n"])
+@pytest.mark.parametrize("source", ["V1 a 0 5", "V1 p 0 5\nTF1 p 0 a 0 1"])
+def test_uic_capacitors_in_series_across_a_source_share_its_voltage(order, source):
+    """Both start at rest, but together they sit across V1: the start settles as SPICE's
+    first step does, by charge, to 2.5 V each, whatever the cards' order. (A rest state
+    closing the loop was dropped, which put 5 V on the one read last; through the
+    transformer the settling Newton could not meet its own test in so short a step.)"""
+    frame = transient(mna.read_string(
+        f"series\n{source}\n{order}\nR1 m 0 1meg\n.tran 1n 100n uic\n")).to_dataframe()
+    assert frame["V(a)"].iloc[0] == pytest.approx(5.0, rel=1e-12)
+    assert frame["V(m)"].iloc[0] == pytest.approx(2.5, rel=1e-6)
+
+
+def test_uic_ic_on_a_node_a_source_fixes_still_charges_its_capacitor():
+    """As in ngspice, .ic V(a)=1 under uic starts C1 charged to 1 V, though V1 then holds
+    V(a) at 5 V: V(m) starts at 4 V and decays through R1."""
+    frame = transient(mna.read_string(
+        "ic\nV1 a 0 5\nC1 a m 1n\nR1 m 0 1k\n.ic V(a)=1\n.tran 10n 5u uic\n")).to_dataframe()
+    t = frame.index.to_numpy()
+    assert np.max(np.abs(frame["V(m)"] - 4 * np.exp(-t / 1e-6))) < 1e-3 * 4
+
+
 def test_initial_values_that_sources_fix_are_ignored_with_a_warning(caplog):
     """C2's IC= and .ic V(in) name what V1 fixes: ngspice runs such a deck (its sources win),
     so they are ignored with a warning (the deck used to be refused as singular), and
