@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 
 from dask.utils import parse_timedelta
@@ -59,7 +60,8 @@ def dask_executor(token: str, job, scheduler, workers: int) -> Iterator[tuple[ob
             client = stack.enter_context(Client(cluster))
         else:
             try:
-                asyncio.run(_greeted(scheduler))
+                with ThreadPoolExecutor(1) as greeter:   # its own loop: the caller's may run
+                    greeter.submit(asyncio.run, _greeted(scheduler)).result()
                 client = stack.enter_context(Client(scheduler, timeout=CONNECT_TIMEOUT))
             # a ValueError or MemoryError: what answered there speaks no Dask
             except (OSError, ValueError, MemoryError) as error:

@@ -4,6 +4,7 @@ propagation of the tolerance."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import socket
 from pathlib import Path
@@ -317,9 +318,16 @@ def test_a_server_that_is_no_scheduler_is_a_usage_error_in_bounded_time(tmp_path
     netlist = tmp_path / "mc.net"
     netlist.write_text("mc\nV1 in 0 1\nR1 in 0 {agauss(1k, 50, 1)}\n.mc 4 seed=1\n.op\n")
     with socket.create_server(("127.0.0.1", 0)) as silent:
-        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
-        assert main(["run", "-q", str(netlist), "--scheduler", address]) == 2
-    assert "no Dask greeting within 0.5s" in capsys.readouterr().err
+        command = ["run", "-q", str(netlist), "--scheduler",
+                   f"tcp://127.0.0.1:{silent.getsockname()[1]}"]
+        assert main(command) == 2
+        assert "no Dask greeting within 0.5s" in capsys.readouterr().err
+
+        async def from_a_running_loop():   # as in a notebook: the greeting needs its own
+            return main(command)
+
+        assert asyncio.run(from_a_running_loop()) == 2
+        assert "no Dask greeting within 0.5s" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("address", ["garbage", "tcp://host", "tcp://host:port", "://h:1"])
