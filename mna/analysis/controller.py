@@ -34,6 +34,7 @@ RETRY_SHRINK = 8.0     # a step whose solve fails is retried this many times sho
 REJECT_BELOW = 0.9     # a step is rejected when the error allows less than this of it
 GROWTH = 2.0           # a step may be at most this many times the previous one
 RESTART_FRACTION = 0.1  # after a breakpoint, of the step before it and of the gap to the next
+FIRST_FRACTION = 0.1    # of the step a restart would take, for the run's first step
 # adaptive steps after a (re)start by the starter (backward Euler): the first takes up what
 # is inconsistent there (an impulse through an inductor whose current a source's derivative
 # forces), the second gives rates of the new path, from which the trapezoidal rule goes on
@@ -151,6 +152,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
     h = policy.first
+    if policy.adaptive:   # no truncation error checks the first step: ngspice's, a hundredth
+        h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # of the way to a corner
 
     def predict(h: float):
         """The last two points extrapolated a step `h` on (Newton's starting point)."""
