@@ -132,10 +132,14 @@ MODE_ROUNDS = 20   # DC solutions, each with the modes the previous one's switch
 def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
              time: float = 0.0) -> np.ndarray:
     """The DC solution of nonlinear `equations` for right-hand side `b`, with every device
-    mode consistent with it: the modes are settled at the start, and again at each solution
-    until none changes."""
-    x = np.zeros(equations.size) if x0 is None else x0
-    equations.settle_modes(x, time)
+    mode consistent with it: the modes are settled at the starting point `x0` when there is
+    one (else the devices start in their own initial modes: a switch off unless ``ON``), and
+    again at each solution until none changes."""
+    if x0 is None:
+        x = np.zeros(equations.size)
+    else:
+        x = x0
+        equations.settle_modes(x, time)
     for _ in range(MODE_ROUNDS):
         x = _solve_dc(equations, b, x, time)
         if not equations.settle_modes(x, time):

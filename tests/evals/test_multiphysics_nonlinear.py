@@ -391,6 +391,16 @@ def test_switches_hold_their_state_inside_the_hysteresis_band():
     assert above["V(out)"].iloc[-1] == pytest.approx(1000 / 1001, rel=1e-9)
 
 
+def test_a_dc_solution_starts_a_switch_off_even_where_zero_would_close_it():
+    """The band vt +- vh = -1 +- 0.5 lies below 0: settled at the all-zero start, the
+    switch closed and its control, -1 V, inside the band kept it closed; ngspice starts it
+    off and keeps it off there. V(out) = 1 V * roff / (roff + 1k)."""
+    (op,) = mna.run(mna.read_string(
+        "band\nV1 c 0 -1\nV2 in 0 1\nR1 in out 1k\nS1 out 0 c 0 swm\n"
+        ".model swm SW(VT=-1 VH=0.5 RON=1 ROFF=1e6)\n.op\n"))
+    assert op["V(out)"] == pytest.approx(1e6 / (1e6 + 1e3), rel=1e-9)
+
+
 # -- operating point, AC, errors ----------------------------------------------------------
 
 LINEARISED = """nonlinear elements about their operating point
