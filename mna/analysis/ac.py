@@ -29,9 +29,9 @@ from mna.results import TableResult
 def frequencies(kind: str, points: int, start: float, stop: float,
                 reltol: float) -> np.ndarray:
     """The analysis frequencies as ngspice 39 lays them out: ``lin``, `points` in all; ``oct``,
-    `points` per octave from `start` up to `stop` (or `reltol` of a step past it); ``dec``,
-    as many steps as whole ``1/points`` decades fit between `start` and `stop`, spread
-    evenly so that the last one lands on `stop`.
+    `points` per octave from `start` up to `stop` (or ``stop * reltol * 2**(1/points)`` past
+    it); ``dec``, as many steps as whole ``1/points`` decades fit between `start` and
+    `stop`, spread evenly so that the last one lands on `stop`.
 
     >>> frequencies("dec", 2, 1.0, 100.0, 1e-3).round(3).tolist()
     [1.0, 3.162, 10.0, 31.623, 100.0]

@@ -58,7 +58,8 @@ def _count(intervals: float) -> float:
 def frequency_count(kind: str, points: int, start: float, stop: float,
                     reltol: float) -> float:
     """How many frequencies ``.ac kind points start stop`` has (inf when they overflow). As
-    ngspice's, an octave sweep takes a last frequency up to ``reltol`` steps past `stop`."""
+    ngspice's, an octave sweep takes a last frequency up to ``stop * reltol * 2**(1/points)``
+    past `stop`."""
     if kind == "lin":
         return points
     if kind == "oct":
