@@ -339,6 +339,18 @@ def test_uic_storage_across_a_source_takes_its_value_and_the_rest_starts_at_rest
     assert np.max(np.abs(v - 2 * (1 - np.exp(-t / 1e-9)))) < 1e-3 * 2
 
 
+def test_an_ic_on_a_node_an_inductor_shorts_is_ignored_in_the_operating_point(caplog):
+    """L1 holds V(x) at 0 V at DC: .ic V(x)=0.3 cannot hold there (it was refused as
+    singular; ngspice fights it with a large conductance and prints 3e16 V), so it is
+    ignored with a warning and the start is the operating point: I(L1) = 1 mA."""
+    with caplog.at_level("WARNING", logger="mna"):
+        start = transient(mna.read_string(
+            "short\nI1 0 x 1m\nL1 x 0 1m\nR1 x 0 1k\nC1 x 0 1n\n.ic V(x)=0.3\n.tran 1u 10u\n"
+        )).to_dataframe().iloc[0]
+    assert ".ic V(x) = 0.3 is ignored: voltage (across) sources and inductors" in caplog.text
+    assert start["V(x)"] == 0.0 and start["I(L1)"] == pytest.approx(1e-3, rel=1e-12)
+
+
 @pytest.mark.parametrize("order", ["C1 a m 1n\nC2 m 0 1n", "C2 m 0 1n\nC1 a m 1n"])
 @pytest.mark.parametrize("source", ["V1 a 0 5", "V1 p 0 5\nTF1 p 0 a 0 1"])
 def test_uic_capacitors_in_series_across_a_source_share_its_voltage(order, source):
