@@ -123,12 +123,13 @@ def constraints(circuit, system: DescriptorSystem,
     (storage elements and the semiconductors' charges at 0), with a label each.
 
     An element's ``IC=`` outranks ``.ic`` on the same variable. In an operating point, a
-    value that across sources or T-type elements (shorts at DC) fix is ignored with a
-    warning, as ngspice's sources override its ``.ic``; under `uic` it still sets the charge
-    of the storage at its node, and the start settles. A rest state is dropped when it
-    involves an unknown that ``.ic`` gives, as SPICE's `uic` starts such storage from the
-    ``.ic`` node voltages and 0 for the others, when sources fix its variable, and when the
-    rows before it do (a junction across a capacitor, a loop of capacitors).
+    value that across sources or T-type elements (shorts at DC) fix, alone or with the
+    values before it, is ignored with a warning, as ngspice's sources override its ``.ic``;
+    under `uic` it still sets the charge of the storage at its node, and the start settles.
+    A rest state is dropped when it involves an unknown that ``.ic`` gives, as SPICE's `uic`
+    starts such storage from the ``.ic`` node voltages and 0 for the others, when sources
+    fix its variable, and when the rows before it do (a junction across a capacitor, a loop
+    of capacitors).
     """
     s = Stamper(circuit, NumericBackend(circuit))
     rows: list[int] = []
@@ -138,10 +139,14 @@ def constraints(circuit, system: DescriptorSystem,
     labels: list[str] = []
     seen: dict[tuple, int] = {}
     fixing = (Role.ACROSS_SOURCE,) if uic else (Role.ACROSS_SOURCE, Role.THROUGH_STORE)
-    fixed, joined = _Forest(), _Forest()   # the sources' ties; the rows'
+    # the sources' ties; the rows' (in an operating point, with the sources')
+    fixed, joined = _Forest(), _Forest()
     for edge in circuit.graph.edges:
         if edge.role in fixing:
-            fixed.join((s.index_of(edge.a), s.index_of(edge.b)))
+            pair = (s.index_of(edge.a), s.index_of(edge.b))
+            fixed.join(pair)
+            if not uic:
+                joined.join(pair)
 
     def add(terms: dict[int, float], value: float, label: str, location, rest: bool) -> bool:
         """Add the row ``terms·x = value``; whether it is kept."""
@@ -166,8 +171,13 @@ def constraints(circuit, system: DescriptorSystem,
                 return False
         # a rest state that closes a loop of rows is fixed by them; one that closes a loop
         # through sources is kept, and the start settles (charge is shared, as in SPICE)
-        if pair and not joined.join(pair) and rest:
-            return False
+        if pair and not joined.join(pair):
+            if rest:
+                return False
+            if not uic:
+                log.warning("%s: %s = %g is ignored: the values before it and the sources "
+                            "fix it in the operating point", location, label, value)
+                return False
         value *= sign
         seen[key] = len(values)
         rows.extend([len(values)] * len(key))

@@ -351,6 +351,21 @@ def test_an_ic_on_a_node_an_inductor_shorts_is_ignored_in_the_operating_point(ca
     assert start["V(x)"] == 0.0 and start["I(L1)"] == pytest.approx(1e-3, rel=1e-12)
 
 
+@pytest.mark.parametrize("tie", ["V1 a b 0.2", "L1 a b 1m"])
+def test_ic_values_that_a_source_ties_together_need_not_both_hold(tie, caplog):
+    """.ic on both ends of a floating source or of an inductor (a short at DC): the second
+    value is fixed by the first and the tie (both were refused as singular; ngspice runs
+    them), so it is ignored with a warning and the first holds."""
+    with caplog.at_level("WARNING", logger="mna"):
+        start = transient(mna.read_string(
+            f"tie\nI1 0 a 1m\nR1 a 0 1k\n{tie}\nR2 b 0 1k\nC1 b 0 1n\n"
+            ".ic V(a)=0.7 V(b)=0.5\n.tran 1u 10u\n")).to_dataframe().iloc[0]
+    assert ".ic V(b) = 0.5 is ignored: the values before it and the sources" in caplog.text
+    drop = 0.2 if tie.startswith("V") else 0.0
+    assert start["V(a)"] == pytest.approx(0.7, abs=1e-12)
+    assert start["V(b)"] == pytest.approx(0.7 - drop, abs=1e-12)
+
+
 @pytest.mark.parametrize("order", ["C1 a m 1n\nC2 m 0 1n", "C2 m 0 1n\nC1 a m 1n"])
 @pytest.mark.parametrize("source", ["V1 a 0 5", "V1 p 0 5\nTF1 p 0 a 0 1"])
 def test_uic_capacitors_in_series_across_a_source_share_its_voltage(order, source):
