@@ -83,6 +83,9 @@ class StepSolver(Protocol):
     def switch(self, x: np.ndarray, time: float, crossed: np.ndarray) -> None:
         """Let the devices change the modes of the functions `crossed` at `x`."""
 
+    def switching_owners(self) -> tuple[str, ...]:
+        """The element each switching function belongs to (for messages)."""
+
     def step_size(self, h: float) -> float:
         """The step it would rather take where `h` is allowed (at most `h`): a linear
         solver keeps to a few sizes, each factored once."""
@@ -142,6 +145,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     flows: deque[np.ndarray] = deque([flow0], maxlen=keep)
     states: deque[np.ndarray] = deque([x0], maxlen=2)
     switching = solver.switching(x0, 0.0)
+    last_switched = np.full(len(switching), -np.inf)   # when each function last changed
     targets = _targets(breakpoints, tstop, policy)
     corners = sorted(set(breakpoints.tolist()))
     accept(0.0, x0, False)
@@ -266,7 +270,16 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             switching = step.switching
             if event:
                 modes = solver.modes()
-                solver.switch(step.x, t, _crossed(modes, switching, modes))
+                crossed = _crossed(modes, switching, modes)
+                chattering = crossed & (t - last_switched <= policy.hmin)
+                if chattering.any():
+                    owner = solver.switching_owners()[int(np.flatnonzero(chattering)[0])]
+                    raise ConvergenceError(
+                        f"transient: time step too small at t = {t:.6g} s: {owner} switches "
+                        f"back within {policy.hmin:.3g} s of its last change (it chatters "
+                        "between its states)")
+                last_switched[crossed] = t
+                solver.switch(step.x, t, crossed)
                 stats.events += 1
                 _forget(times, charges, flows, states)   # no estimate spans the event
             corner = landing or event or _passed(corners, t - previous, t)

@@ -176,6 +176,12 @@ class Equations:
                  for slots in self.devices if len(slots.device.modes)]
         return np.concatenate(parts) if parts else np.empty(0)
 
+    def switching_owners(self) -> tuple[str, ...]:
+        """The element each switching function belongs to, in `switching`'s order."""
+        return tuple(name for slots in self.devices if len(slots.device.modes)
+                     for name in np.repeat(slots.device.names,
+                                           len(slots.device.modes) // slots.device.count))
+
     def modes(self) -> np.ndarray:
         parts = [slots.device.modes for slots in self.devices]
         return np.concatenate(parts) if parts else np.empty(0)

@@ -2,7 +2,8 @@
 fails at DC.
 
 Convergence is SPICE's: every unknown's update within ``reltol*|x| + vntol`` (across) or
-``+ abstol`` (through), every equation's residual within ``reltol`` of its largest term plus
+``+ abstol`` (through) (or every residual at the round-off of its terms, where no update
+can do better), every equation's residual within ``reltol`` of its largest term plus
 ``abstol`` (KCL rows) or ``vntol`` (across equations), no junction voltage limited in
 the last iteration, and every device's currents at the new point within tolerance of what
 that iteration's load predicts (SPICE's device test, `Device.converged`).
@@ -21,6 +22,7 @@ from mna.errors import ConvergenceError, NoOperatingPoint, SingularSystemError
 log = logging.getLogger(__name__)
 
 GMIN_START = 1e-2
+ROUND_OFF = 16 * np.finfo(float).eps   # of a row's terms: a residual this small is exact
 SOURCE_STEP_MIN = 1e-4
 
 
@@ -117,8 +119,11 @@ class Newton:
                                          + self.update_tolerance)
                 terms = eq.product(magnitudes, np.abs(x)) + np.abs(flows) + np.abs(b)
                 balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
+                # a residual at the round-off of its terms cannot improve: the steps it makes
+                # are noise, which an abstol below that round-off would refuse for ever
+                exact = np.abs(residual) <= ROUND_OFF * terms
             x = x_next
-            if (small.all() and balanced.all() and not limited
+            if ((small.all() or exact.all()) and balanced.all() and not limited
                     and eq.devices_converged(x, evaluated_at)):
                 return x
         if iterations is not None:

@@ -53,6 +53,9 @@ class _Steps:
     def modes(self):
         return self.equations.modes()
 
+    def switching_owners(self):
+        return self.equations.switching_owners()
+
     def switch(self, x, time, crossed):
         self.equations.switch(x, time, crossed)
 
