@@ -246,6 +246,23 @@ def test_newton_accepts_a_residual_at_round_off_below_a_tight_abstol():
     assert np.max(np.abs(frame["I(V1)"] + (1e-14 + 5e-12))) < 4e-14
 
 
+def test_newton_failing_while_an_event_is_located_is_a_convergence_error(monkeypatch):
+    """A trial step of the location that Newton cannot solve ends the run with an error
+    that says so (an internal NewtonFailure escaped once); forced here, as the deck that
+    showed it now stops earlier, as chattering."""
+    import mna.analysis.controller as controller
+    from mna.analysis.newton import NewtonFailure
+
+    def failing(attempt, use, t, h, before, step, solver, tolerance):
+        raise NewtonFailure(step.x, np.ones_like(step.x), 10, "no convergence in 10 iterations")
+
+    monkeypatch.setattr(controller, "_locate", failing)
+    text = ("switched\nVc c 0 PULSE(0 1 1m 1u 1u 1 2)\nV1 in 0 1\nS1 in out c 0 sw1\n"
+            "R1 out 0 1k\nC1 out 0 1u\n.model sw1 sw(vt=0.5 ron=1 roff=1e9)\n.tran 10u 3m\n")
+    with pytest.raises(mna.ConvergenceError, match="Newton failed locating a switching event"):
+        mna.run(mna.read_string(text))
+
+
 def test_a_switch_that_chatters_is_a_convergence_error():
     """A random deck (ngspice: "timestep too small") whose switch W1 turns back within the
     smallest step of its last change: it failed once Newton could not solve a trial step
