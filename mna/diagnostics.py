@@ -80,29 +80,43 @@ def check_dc_topology(circuit: Circuit) -> None:
     _refuse_isolated(circuit, open_roles=OPEN_AT_DC, dc=True)
 
 
-def _refuse_loops(edges: tuple[Edge, ...], roles: tuple[Role, ...], what: str) -> None:
-    """No loop of edges of `roles`: an edge whose ends a union-find already joins closes
-    one, which is then traced to name its elements."""
-    root: dict[str, str] = {}
-    adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
+class Forest:
+    """Which nodes (or unknowns) the branches so far tie together (a union-find): a branch
+    between two that are tied already closes a loop."""
 
-    def find(node: str) -> str:
-        root.setdefault(node, node)
-        while root[node] != node:
-            root[node] = root[root[node]]   # path halving
-            node = root[node]
+    def __init__(self):
+        self.parent: dict = {}
+
+    def root(self, node):
+        self.parent.setdefault(node, node)
+        while self.parent[node] != node:
+            self.parent[node] = self.parent[self.parent[node]]   # path halving
+            node = self.parent[node]
         return node
 
+    def tied(self, a, b) -> bool:
+        return self.root(a) == self.root(b)
+
+    def join(self, a, b) -> bool:
+        """Tie `a` and `b`; False when they were tied already (the branch closes a loop)."""
+        a, b = self.root(a), self.root(b)
+        self.parent[a] = b
+        return a != b
+
+
+def _refuse_loops(edges: tuple[Edge, ...], roles: tuple[Role, ...], what: str) -> None:
+    """No loop of edges of `roles`: an edge whose ends are tied already closes one, which
+    is then traced to name its elements."""
+    forest = Forest()
+    adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
     for edge in edges:
         if edge.role not in roles:
             continue
-        a, b = find(edge.a), find(edge.b)
-        if a == b:
+        if not forest.join(edge.a, edge.b):
             path = _path(adjacency, edge.a, edge.b)
             names = ", ".join(e.element.name for e in [*path, edge])
             raise TopologyError(f"{what}: {names} (their across variables are not independent)",
                                 edge.element.location)
-        root[a] = b
         adjacency[edge.a].append((edge.b, edge))
         adjacency[edge.b].append((edge.a, edge))
 

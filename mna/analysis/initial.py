@@ -17,7 +17,7 @@ import numpy as np
 from mna.analysis.equations import Equations
 from mna.analysis.newton import Newton, NewtonFailure, solve_dc
 from mna.assembly import NumericBackend, Stamper, output_row
-from mna.diagnostics import check_dc_topology
+from mna.diagnostics import Forest, check_dc_topology
 from mna.elements.base import Role
 from mna.errors import (
     ConvergenceError,
@@ -140,13 +140,13 @@ def constraints(circuit, system: DescriptorSystem,
     seen: dict[tuple, int] = {}
     fixing = (Role.ACROSS_SOURCE,) if uic else (Role.ACROSS_SOURCE, Role.THROUGH_STORE)
     # the sources' ties; the rows' (in an operating point, with the sources')
-    fixed, joined = _Forest(), _Forest()
+    fixed, joined = Forest(), Forest()
     for edge in circuit.graph.edges:
         if edge.role in fixing:
             pair = (s.index_of(edge.a), s.index_of(edge.b))
-            fixed.join(pair)
+            fixed.join(*pair)
             if not uic:
-                joined.join(pair)
+                joined.join(*pair)
 
     def add(terms: dict[int, float], value: float, label: str, location, rest: bool) -> bool:
         """Add the row ``terms·x = value``; whether it is kept."""
@@ -161,7 +161,7 @@ def constraints(circuit, system: DescriptorSystem,
                             labels[seen[key]], sign * values[seen[key]])
             return False
         pair = _pair(key)
-        if pair and fixed.tied(pair):
+        if pair and fixed.tied(*pair):
             if rest:   # the sources give its value
                 return False
             if not uic:   # under uic the value still charges the storage at the node
@@ -171,7 +171,7 @@ def constraints(circuit, system: DescriptorSystem,
                 return False
         # a rest state that closes a loop of rows is fixed by them; one that closes a loop
         # through sources is kept, and the start settles (charge is shared, as in SPICE)
-        if pair and not joined.join(pair):
+        if pair and not joined.join(*pair):
             if rest:
                 return False
             if not uic:
@@ -242,25 +242,3 @@ def _pair(key: tuple[tuple[int, float], ...]) -> tuple[int, int] | None:
     if len(key) == 2 and key[0][1] == -key[1][1]:
         return key[0][0], key[1][0]
     return None
-
-
-class _Forest:
-    """Which unknowns the rows (or branches) so far tie together: one that ties two
-    unknowns already tied closes a loop and depends on the others."""
-
-    def __init__(self):
-        self.parent: dict[int, int] = {}
-
-    def root(self, node: int) -> int:
-        while (parent := self.parent.setdefault(node, node)) != node:
-            self.parent[node] = node = self.parent.setdefault(parent, parent)
-        return node
-
-    def tied(self, pair: tuple[int, int]) -> bool:
-        return self.root(pair[0]) == self.root(pair[1])
-
-    def join(self, pair: tuple[int, int]) -> bool:
-        """Tie the two unknowns; False when they were tied already."""
-        a, b = self.root(pair[0]), self.root(pair[1])
-        self.parent[a] = b
-        return a != b
