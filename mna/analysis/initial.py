@@ -191,10 +191,7 @@ def constraints(circuit, system: DescriptorSystem,
         if row.dx.cols or row.u.cols:
             raise NetlistError(f"{label}: only an across variable or the through variable of a "
                                "T-type element or branch can be given an initial value", location)
-        terms: dict[int, float] = {}
-        for col, c in zip(row.x.cols, row.x.values):
-            terms[col] = terms.get(col, 0.0) + c
-        return terms
+        return _summed(zip(row.x.cols, row.x.values))
 
     at_rest = []
     for element in circuit.elements:
@@ -226,12 +223,18 @@ def _charge_branches(system: DescriptorSystem) -> list[tuple[dict[int, float], s
     for device in system.devices:
         for holds, direction in device.charge_branches():
             for k in np.flatnonzero(holds):
-                terms: dict[int, float] = {}
-                for terminal, c in zip(device.terminals[k], direction[k]):
-                    if terminal >= 0 and c:
-                        terms[int(terminal)] = terms.get(int(terminal), 0.0) + float(c)
-                found.append((terms, f"IC({device.names[k]})"))
+                found.append((_summed((int(terminal), float(c)) for terminal, c in
+                                      zip(device.terminals[k], direction[k]) if terminal >= 0),
+                              f"IC({device.names[k]})"))
     return found
+
+
+def _summed(terms) -> dict[int, float]:
+    """``(unknown, coefficient)`` pairs as one row, the coefficients of an unknown added."""
+    row: dict[int, float] = {}
+    for col, c in terms:
+        row[col] = row.get(col, 0.0) + c
+    return row
 
 
 def _pair(key: tuple[tuple[int, float], ...]) -> tuple[int, int] | None:
