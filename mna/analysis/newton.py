@@ -55,11 +55,12 @@ class Newton:
         self.iterations = 0   # in all solves, for the statistics
 
     def evaluate(self, x: np.ndarray, b: np.ndarray, gamma: float, time: float,
-                 shunt: float = 0.0, evaluated_at: list | None = None):
+                 shunt: float = 0.0, evaluated_at: list | None = None, start: bool = False):
         """The residual ``G x + f + gamma (C x + q) + shunt x_across - b`` at `x`, the
         Jacobian's data, the devices' share of the residual, and whether a device limited
         its step. `evaluated_at` keeps each device's terminal values of the last iteration,
-        for limiting (updated in place)."""
+        for limiting (updated in place); with `start`, the devices are evaluated at their
+        starting values instead (`Device.start`)."""
         eq = self.equations
         linear_data, _ = eq.linear(gamma, shunt)
         residual = eq.product(linear_data, x) - b
@@ -69,7 +70,8 @@ class Newton:
         for k, slots in enumerate(eq.devices):
             device = slots.device
             v = eq.terminal_values(x, device)
-            at = device.limit(v, None if evaluated_at is None else evaluated_at[k])
+            at = device.start(v) if start else device.limit(
+                v, None if evaluated_at is None else evaluated_at[k])
             limited = limited or at is not v
             if evaluated_at is not None:
                 evaluated_at[k] = at
@@ -84,11 +86,13 @@ class Newton:
 
     def solve(self, b: np.ndarray, x0: np.ndarray, *, gamma: float = 0.0, time: float = 0.0,
               shunt: float = 0.0, iterations: int | None = None, limit: int | None = None,
-              settled: np.ndarray | None = None) -> np.ndarray:
+              settled: np.ndarray | None = None, fresh: bool = False) -> np.ndarray:
         """`x` with ``G x + f + gamma (C x + q) + shunt x_across = b``, from `x0`, in at most
         `limit` iterations (default ``maxiter``). `settled` is the last solution (a time
         step's previous point): the first iteration's junction voltages are limited against
-        it, as SPICE's against the last time point's.
+        it, as SPICE's against the last time point's. A `fresh` DC solution (from nothing)
+        evaluates its first iteration's devices at their starting values (`Device.start`),
+        as SPICE's ``MODEINITJCT``.
 
         With `iterations`, exactly that many steps are taken and no convergence is tested
         (a semi-implicit time step is one). Raises `NewtonFailure`.
@@ -102,8 +106,8 @@ class Newton:
         limit = iterations or limit or options.maxiter
         for iteration in range(1, limit + 1):
             self.iterations += 1
-            residual, jacobian, flows, limited = self.evaluate(x, b, gamma, time, shunt,
-                                                               evaluated_at)
+            residual, jacobian, flows, limited = self.evaluate(
+                x, b, gamma, time, shunt, evaluated_at, start=fresh and iteration == 1)
             if not np.all(np.isfinite(residual)):
                 raise NewtonFailure(x, residual, iteration, "the residual is not finite")
             try:
@@ -145,8 +149,8 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
     else:
         x = x0
         equations.settle_modes(x, time)
-    for _ in range(MODE_ROUNDS):
-        x = _solve_dc(equations, b, x, time)
+    for round_ in range(MODE_ROUNDS):
+        x = _solve_dc(equations, b, x, time, fresh=x0 is None and round_ == 0)
         if not equations.settle_modes(x, time):
             if problem := equations.dc_problem(x):
                 raise NoOperatingPoint(f"no operating point at t={time:g}: {problem}")
@@ -155,22 +159,21 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
                            f"the devices still change after {MODE_ROUNDS} solutions")
 
 
-def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
-              time: float = 0.0) -> np.ndarray:
-    """Newton, then gmin stepping, then source stepping; a `ConvergenceError` says what was
-    tried."""
+def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray, time: float = 0.0,
+              fresh: bool = False) -> np.ndarray:
+    """Newton, then gmin stepping, then source stepping, each from `x0` (`fresh`: from
+    nothing, `Newton.solve`); a `ConvergenceError` says what was tried."""
     newton = Newton(equations)
-    start = np.zeros(equations.size) if x0 is None else x0
     tried = []
     singular = True
     try:
-        return newton.solve(b, start, time=time)
+        return newton.solve(b, x0, time=time, fresh=fresh)
     except NewtonFailure as failure:
         tried.append(f"Newton from the initial guess ({failure.reason})")
         last, singular = failure, singular and failure.singular
     for aid in (_gmin_stepping, _source_stepping):
         try:
-            x = aid(newton, b, start, time)
+            x = aid(newton, b, x0, time, fresh)
         except NewtonFailure as failure:
             tried.append(f"{aid.__doc__} ({failure.reason})")
             last, singular = failure, singular and failure.singular
@@ -184,13 +187,13 @@ def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
                            f"{last.worst(equations.unknowns)}; tried: {'; '.join(tried)}")
 
 
-def _gmin_stepping(newton: Newton, b, start, time):
+def _gmin_stepping(newton: Newton, b, start, time, fresh):
     """gmin stepping"""
     x = start
     shunt = GMIN_START
     while shunt > newton.options.gmin:
         try:
-            x = newton.solve(b, x, time=time, shunt=shunt)
+            x = newton.solve(b, x, time=time, shunt=shunt, fresh=fresh and x is start)
         except NewtonFailure as failure:
             failure.reason = f"failed at gmin={shunt:g}: {failure.reason}"
             raise
@@ -198,9 +201,9 @@ def _gmin_stepping(newton: Newton, b, start, time):
     return newton.solve(b, x, time=time)
 
 
-def _source_stepping(newton: Newton, b, start, time):
+def _source_stepping(newton: Newton, b, start, time, fresh):
     """source stepping"""
-    x = newton.solve(0 * b, np.zeros_like(start), time=time)
+    x = newton.solve(0 * b, np.zeros_like(start), time=time, fresh=True)
     done, step = 0.0, 0.1
     while done < 1.0:
         target = min(1.0, done + step)

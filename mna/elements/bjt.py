@@ -137,12 +137,20 @@ class Transistors(Device):
         if (np.array_equal(be, vbe) and np.array_equal(bc, vbc)
                 and np.array_equal(sub, vsub)):
             return v
+        return self._terminals(v, be, bc, sub)
+
+    def start(self, v):   # ngspice's: the emitter junction at vcrit, the others at 0 V
+        zero = np.zeros(self.count)
+        return self._terminals(v, self.critical + zero, zero, zero)
+
+    def _terminals(self, v, vbe, vbc, vsub):
+        """Terminal values with the base's from `v` and the junction voltages given."""
         at = v.copy()
         p = self.polarity
-        at[:, E] = v[:, B] - p * be
-        at[:, C] = v[:, B] - p * bc
+        at[:, E] = v[:, B] - p * vbe
+        at[:, C] = v[:, B] - p * vbc
         common = np.where(self.lateral > 0, at[:, B], at[:, C])
-        at[:, S] = common + self.substrate_sign * sub
+        at[:, S] = common + self.substrate_sign * vsub
         return at
 
     def converged(self, v, loaded):

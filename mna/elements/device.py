@@ -16,8 +16,10 @@ made once; no analysis loops over elements. A kind that stores says across which
 (`charge_branches`), so that ``uic`` can start them at rest.
 
 A kind whose equations need Newton's steps held back (a junction's exponential) overrides
-`limit`, given the terminal values of this and of the previous iteration; one whose currents
-must settle before Newton stops (SPICE's device convergence test) overrides `converged`.
+`limit`, given the terminal values of this and of the previous iteration, and `start`, the
+values its first evaluation takes in a DC solution that starts from nothing (SPICE's
+``MODEINITJCT``: junctions at their critical voltage); one whose currents must settle before
+Newton stops (SPICE's device convergence test) overrides `converged`.
 
 A piecewise kind (a comparison in a behavioural source, friction that sticks, a valve that
 cracks open) has switching functions (`switching(v, t)`) and `modes`, one per function: the
@@ -87,6 +89,13 @@ class Device:
         """The terminal values to evaluate at, given Newton's new ones and those it was
         evaluated at in the previous iteration (None at a solve's start): `v` itself when
         no step is held back."""
+        return v
+
+    def start(self, v: np.ndarray) -> np.ndarray:
+        """The terminal values to evaluate at in the first iteration of a DC solution from
+        nothing (SPICE's ``MODEINITJCT``), whatever Newton's are (`v`): `v` itself by
+        default. A circuit with several DC solutions (a latch, controlled sources in a loop)
+        then settles in the one ngspice finds."""
         return v
 
     def converged(self, v: np.ndarray, loaded: np.ndarray) -> bool:

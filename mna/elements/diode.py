@@ -233,6 +233,9 @@ class Diodes(Device):
             return v
         return np.stack([v[:, 1] + limited, v[:, 1]], axis=1)
 
+    def start(self, v):
+        return np.stack([v[:, 1] + self.critical, v[:, 1]], axis=1)
+
     def converged(self, v, loaded):
         vd, at = v[:, 0] - v[:, 1], loaded[:, 0] - loaded[:, 1]
         current, conductance = self._current_at(at)

@@ -255,11 +255,19 @@ class Mosfets(Device):
         if (np.array_equal(new_gs, vgs) and np.array_equal(new_ds, vds)
                 and np.array_equal(new_bs, vbs)):
             return v
+        return self._terminals(v, new_gs, new_ds, new_bs)
+
+    def start(self, v):   # ngspice's: the gate at the threshold, the bulk 1 V reversed
+        return self._terminals(v, self.vbi + self.gamma * np.sqrt(self.phi),
+                               np.zeros(self.count), np.full(self.count, -1.0))
+
+    def _terminals(self, v, vgs, vds, vbs):
+        """Terminal values with the source's from `v` and the (NMOS) voltages given."""
         at = v.copy()
         p = self.polarity
-        at[:, G] = v[:, S] + p * new_gs
-        at[:, D] = v[:, S] + p * new_ds
-        at[:, B] = v[:, S] + p * new_bs
+        at[:, G] = v[:, S] + p * vgs
+        at[:, D] = v[:, S] + p * vds
+        at[:, B] = v[:, S] + p * vbs
         return at
 
     def converged(self, v, loaded):

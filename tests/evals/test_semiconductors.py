@@ -117,6 +117,21 @@ def test_common_emitter_op_and_ac(ngspice):
     assert 50 < abs(gain) < 200 and gain.real < 0
 
 
+@pytest.mark.parametrize("device, model", [
+    ("D1 a 0 dmod", ".model dmod D(IS=1e-14)"),
+    ("Q1 0 a 0 nmod", ".model nmod NPN(IS=1e-15 BF=100)")])
+def test_a_circuit_with_two_operating_points_settles_in_ngspices(ngspice, device, model):
+    """A negative conductance across a junction: 0 V is an operating point, and so is the
+    junction's knee, where its current takes over. Newton from 0 V stays at 0 V; SPICE's
+    first iteration puts every junction at its critical voltage (``MODEINITJCT``), from
+    where both tools find the knee."""
+    text = ("two operating points\nG1 0 a a 0 2m\nR1 a 0 1k\n" + device + "\n" + model
+            + "\n" + TIGHT + ".op\n")
+    ours = results(text)["op"]
+    check_op(ours, ngspice.run(text))
+    assert 0.6 < ours["V(a)"] < 0.8
+
+
 def test_common_emitter_transient(ngspice):
     text = COMMON_EMITTER + ".tran 1u 300u\n"
     ours, reference = results(text), ngspice.run(text)
@@ -325,3 +340,28 @@ def test_model_parameters_out_of_range_are_located_errors(element, model, messag
     with pytest.raises(mna.NetlistError, match=message) as info:
         mna.run(mna.read_string(text))
     assert info.value.location.line == 5
+
+
+def test_devices_start_a_dc_solution_where_spice_does():
+    """SPICE's ``MODEINITJCT``, whatever the terminal values: a diode and a BJT's emitter
+    junction at ``vcrit = vt ln(vt / (sqrt(2) IS))``, the collector junction at 0 V; a
+    MOSFET's gate at the threshold, drain on the source and bulk 1 V reversed (an NMOS's
+    voltages, a PMOS's mirrored)."""
+    from mna.assembly import assemble
+
+    circuit = mna.read_string(
+        "starting values\nV1 a 0 1\nD1 a 0 dmod\nQ1 a a 0 nmod\nM1 a a 0 0 nch W=10u L=1u\n"
+        "M2 0 0 a a pch W=10u L=1u\n.model dmod D(IS=1e-14 N=2)\n.model nmod NPN(IS=1e-16)\n"
+        ".model nch NMOS(VTO=0.7 KP=50u)\n.model pch PMOS(VTO=-0.9 KP=20u)\n.op\n")
+    kinds = {type(device).__name__: device for device in assemble(circuit).devices}
+    vt = 1.380649e-23 * 300.15 / 1.602176634e-19
+    terminals = np.full((2, 8), 0.3)
+    diodes = kinds["Diodes"]
+    start = diodes.start(terminals[:1, :2])
+    assert start[0, 0] - start[0, 1] == pytest.approx(2 * vt * np.log(2 * vt / (2**0.5 * 1e-14)))
+    bjts = kinds["Transistors"]
+    vbe, vbc, _, _ = bjts.junctions(bjts.start(terminals[:1, :bjts.width]))
+    assert (vbe[0], vbc[0]) == (pytest.approx(vt * np.log(vt / (2**0.5 * 1e-16))), 0.0)
+    mosfets = kinds["Mosfets"]
+    vgs, vds, vbs = mosfets.voltages(mosfets.start(terminals[:, :mosfets.width]))
+    assert vgs == pytest.approx([0.7, 0.9]) and list(vds) == [0, 0] and list(vbs) == [-1, -1]
