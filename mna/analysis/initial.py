@@ -124,8 +124,9 @@ def constraints(circuit, system: DescriptorSystem,
 
     An element's ``IC=`` outranks ``.ic`` on the same variable. In an operating point, a
     value that across sources or T-type elements (shorts at DC) fix, alone or with the
-    values before it, is ignored with a warning, as ngspice's sources override its ``.ic``;
-    under `uic` it still sets the charge of the storage at its node, and the start settles.
+    values before it (through ideal transformers too), is ignored with a warning, as
+    ngspice's sources override its ``.ic``; under `uic` it still sets the charge of the
+    storage at its node, and the start settles.
     A rest state is dropped when it involves an unknown that ``.ic`` gives, as SPICE's `uic`
     starts such storage from the ``.ic`` node voltages and 0 for the others, when sources
     fix its variable, and when the rows before it do (a junction across a capacitor, a loop
@@ -147,6 +148,10 @@ def constraints(circuit, system: DescriptorSystem,
             fixed.join(*pair)
             if not uic:
                 joined.join(*pair)
+    ties = [tuple((s.index_of(a), s.index_of(b)) for a, b in element.tied_ports())
+            for element in circuit.elements if element.tied_ports()]
+    _join_tied_ports(fixed, ties)
+    _join_tied_ports(joined, ties)
 
     def add(terms: dict[int, float], value: float, label: str, location, rest: bool) -> bool:
         """Add the row ``terms·x = value``; whether it is kept."""
@@ -165,9 +170,9 @@ def constraints(circuit, system: DescriptorSystem,
             if rest:   # the sources give its value
                 return False
             if not uic:   # under uic the value still charges the storage at the node
-                log.warning("%s: %s = %g is ignored: voltage (across) sources and inductors "
-                            "(T-type elements: shorts at DC) fix it in the operating point",
-                            location, label, value)
+                log.warning("%s: %s = %g is ignored: voltage (across) sources, inductors "
+                            "(T-type elements: shorts at DC) and transformers fix it in the "
+                            "operating point", location, label, value)
                 return False
         # a rest state that closes a loop of rows is fixed by them; one that closes a loop
         # through sources is kept, and the start settles (charge is shared, as in SPICE)
@@ -178,6 +183,8 @@ def constraints(circuit, system: DescriptorSystem,
                 log.warning("%s: %s = %g is ignored: the values before it and the sources "
                             "fix it in the operating point", location, label, value)
                 return False
+        if pair:
+            _join_tied_ports(joined, ties)
         value *= sign
         seen[key] = len(values)
         rows.extend([len(values)] * len(key))
@@ -215,6 +222,18 @@ def constraints(circuit, system: DescriptorSystem,
             add(terms, 0.0, label, None, rest=True)
     K = Entries.of(rows, cols, coefficients, (len(values), len(s.unknowns)))
     return K, np.array(values, float), tuple(labels)
+
+
+def _join_tied_ports(forest: Forest, ties: list[tuple[tuple[int, int], ...]]) -> None:
+    """Tie every port of an element whose ports fix one another (`Element.tied_ports`) once
+    `forest` ties one of them, until no more follow."""
+    changed = True
+    while changed:
+        changed = False
+        for ports in ties:
+            if any(forest.tied(*port) for port in ports):
+                for port in ports:
+                    changed |= forest.join(*port)
 
 
 def _charge_branches(system: DescriptorSystem) -> list[tuple[dict[int, float], str]]:

@@ -87,6 +87,11 @@ class Element:
         """The element's branches: each pair of nodes it joins, with its topological role."""
         raise NotImplementedError
 
+    def tied_ports(self) -> tuple[tuple[str, str], ...]:
+        """Ports (node pairs) whose across values fix one another (an ideal transformer's
+        two): where sources fix one, the initial conditions take the others as fixed too."""
+        return ()
+
     def domain_groups(self) -> list[tuple[str, ...]]:
         """Groups of nodes that must share one domain (the two ends of each branch)."""
         return [(edge.a, edge.b) for edge in self.edges()]

@@ -37,6 +37,9 @@ class Transformer(TwoPort):
     prefix = "TF"
     usage = "TFname a+ a- b+ b- ratio"
 
+    def tied_ports(self):
+        return (self.nodes[:2], self.nodes[2:])
+
     def branches(self):
         return ("",)
 

@@ -347,23 +347,37 @@ def test_an_ic_on_a_node_an_inductor_shorts_is_ignored_in_the_operating_point(ca
         start = transient(mna.read_string(
             "short\nI1 0 x 1m\nL1 x 0 1m\nR1 x 0 1k\nC1 x 0 1n\n.ic V(x)=0.3\n.tran 1u 10u\n"
         )).to_dataframe().iloc[0]
-    assert ".ic V(x) = 0.3 is ignored: voltage (across) sources and inductors" in caplog.text
+    assert ".ic V(x) = 0.3 is ignored: voltage (across) sources, inductors" in caplog.text
     assert start["V(x)"] == 0.0 and start["I(L1)"] == pytest.approx(1e-3, rel=1e-12)
 
 
-@pytest.mark.parametrize("tie", ["V1 a b 0.2", "L1 a b 1m"])
-def test_ic_values_that_a_source_ties_together_need_not_both_hold(tie, caplog):
-    """.ic on both ends of a floating source or of an inductor (a short at DC): the second
-    value is fixed by the first and the tie (both were refused as singular; ngspice runs
-    them), so it is ignored with a warning and the first holds."""
+@pytest.mark.parametrize("tie, b_of_a", [("V1 a b 0.2", lambda a: a - 0.2),
+                                          ("L1 a b 1m", lambda a: a),
+                                          ("TF1 a 0 b 0 2", lambda a: a / 2)])
+def test_ic_values_that_a_source_ties_together_need_not_both_hold(tie, b_of_a, caplog):
+    """.ic on both ends of a floating source, of an inductor (a short at DC) or on both
+    ports of a transformer: the second value is fixed by the first and the tie (all were
+    refused as singular; ngspice runs the first two), so it is ignored with a warning and
+    the first holds."""
     with caplog.at_level("WARNING", logger="mna"):
         start = transient(mna.read_string(
             f"tie\nI1 0 a 1m\nR1 a 0 1k\n{tie}\nR2 b 0 1k\nC1 b 0 1n\n"
             ".ic V(a)=0.7 V(b)=0.5\n.tran 1u 10u\n")).to_dataframe().iloc[0]
     assert ".ic V(b) = 0.5 is ignored: the values before it and the sources" in caplog.text
-    drop = 0.2 if tie.startswith("V") else 0.0
     assert start["V(a)"] == pytest.approx(0.7, abs=1e-12)
-    assert start["V(b)"] == pytest.approx(0.7 - drop, abs=1e-12)
+    assert start["V(b)"] == pytest.approx(b_of_a(0.7), abs=1e-12)
+
+
+def test_an_ic_on_a_transformer_port_that_a_source_fixes_is_ignored(caplog):
+    """V1 fixes the primary, and through TF1 the secondary: .ic V(b)=0.3 cannot hold in
+    the operating point (it was refused as singular), so it is ignored with a warning and
+    the start is the operating point, V(b) = 2 V / 2."""
+    with caplog.at_level("WARNING", logger="mna"):
+        start = transient(mna.read_string(
+            "fixed secondary\nV1 a 0 2\nTF1 a 0 b 0 2\nC1 b 0 1u\nR1 b 0 1k\n.ic V(b)=0.3\n"
+            ".tran 1u 10u\n")).to_dataframe().iloc[0]
+    assert ".ic V(b) = 0.3 is ignored: voltage (across) sources, inductors" in caplog.text
+    assert start["V(b)"] == pytest.approx(1.0, abs=1e-12)
 
 
 @pytest.mark.parametrize("order", ["C1 a m 1n\nC2 m 0 1n", "C2 m 0 1n\nC1 a m 1n"])
