@@ -216,12 +216,16 @@ class Mosfets(Device):
         return u[:, 0], u[:, 1], u[:, 2]
 
     def threshold(self, vbs_mode):
-        """``von`` and its derivative by the bulk voltage (of the source side in use)."""
+        """``von`` and its derivative by the bulk voltage (of the source side in use), as
+        SPICE's level 1 takes it: ``-1 / (2 sarg)`` times ``gamma`` on both sides of zero
+        bias, although a forward bias linearises ``sarg`` (its slope there is then
+        ``-1 / (2 sqrt(phi))``), so that the body transconductance, and with it an AC
+        analysis, is ngspice's."""
         reverse = vbs_mode <= 0
         sarg = np.where(reverse, np.sqrt(np.maximum(self.phi - vbs_mode, 1e-300)),
                         np.maximum(0, self.root - vbs_mode * self.half_root))
-        with np.errstate(divide="ignore"):   # a zero sarg is in the forward branch, unused
-            dsarg = np.where(reverse, -0.5 / sarg, np.where(sarg > 0, -self.half_root, 0.0))
+        with np.errstate(divide="ignore"):   # sarg is zero only deep in forward bias
+            dsarg = np.where(sarg > 0, -0.5 / sarg, 0.0)
         return self.vbi + self.gamma * sarg, self.gamma * dsarg
 
     # -- Newton ------------------------------------------------------------------------------

@@ -132,6 +132,21 @@ def test_a_circuit_with_two_operating_points_settles_in_ngspices(ngspice, device
     assert 0.6 < ours["V(a)"] < 0.8
 
 
+@pytest.mark.parametrize("bulk", ["-1", "0.3"])
+def test_body_effect_in_ac_is_ngspices_on_both_sides_of_zero_bulk_bias(ngspice, bulk):
+    """A common-source stage whose bulk is driven: reverse-biased (-1 V) and forward-biased
+    (0.3 V, where SPICE linearises the threshold's square root and keeps ``gamma / (2
+    sarg)`` for the body transconductance); the AC gain from the bulk matches ngspice's."""
+    text = ("body effect\nVDD vdd 0 5\nVG g 0 1.5\nVB b 0 " + bulk + " AC 1\nRD vdd d 10k\n"
+            "M1 d g 0 b nm W=10u L=1u\n"
+            ".model nm NMOS(LEVEL=1 VTO=0.8 KP=60u GAMMA=0.5 PHI=0.65 LAMBDA=0.02)\n"
+            + TIGHT + ".op\n.ac dec 2 1 1k\n")
+    ours, reference = results(text), ngspice.run(text)
+    check_op(ours["op"], reference)
+    check_table(ours["ac"], reference["ac"])
+    assert abs(ours["ac"]["V(d)"][0]) > 0.1    # the bulk drives the drain
+
+
 def test_common_emitter_transient(ngspice):
     text = COMMON_EMITTER + ".tran 1u 300u\n"
     ours, reference = results(text), ngspice.run(text)
