@@ -124,8 +124,9 @@ class Newton:
                 terms = eq.product(magnitudes, np.abs(x)) + np.abs(flows) + np.abs(b)
                 balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
                 # a residual at the round-off of its terms cannot improve: the steps it makes
-                # are noise, which an abstol below that round-off would refuse for ever
-                exact = np.abs(residual) <= ROUND_OFF * terms
+                # are noise, which an abstol below that round-off would refuse for ever (a
+                # row whose terms all vanish is at the round-off of its tolerance)
+                exact = np.abs(residual) <= ROUND_OFF * (terms + self.balance_tolerance)
             x = x_next
             if ((small.all() or exact.all()) and balanced.all() and not limited
                     and eq.devices_converged(x, evaluated_at)):

@@ -287,3 +287,24 @@ W1 n18 0 V1 csw4
 """
     with pytest.raises(mna.ConvergenceError, match="W1 switches back within 1e-17 s"):
         mna.run(mna.read_string(text))
+
+
+def test_a_dc_circuit_stays_at_its_operating_point_where_rows_have_no_terms():
+    """Only DC sources: the transient is the operating point at every step. Here 0.655 mA
+    holds 8 kV across a switch that is off (its round-off moves Newton's updates beyond
+    vntol = 1e-10 V), and a floating diode's rows have no terms at all (0 V, no current):
+    such a row's residual is at the round-off of its tolerance, not of its terms (Newton
+    failed at the first step, random deck 4330)."""
+    text = ("dc only\nV1 in 0 4.822\nR1 in a 363.9\nL1 b a 0.1984\nI1 s b -0.655m\n"
+            "C1 m s 398.5n\nR2 m 0 1727\nW1 0 s V1 csw\nD1 0 f dmod\n"
+            ".model csw CSW(IT=19.64u IH=10.74u RON=6.297 ROFF=12.5meg)\n"
+            ".model dmod D(IS=1.227e-14 N=1.566 RS=2.748)\n"
+            ".options reltol=1e-6 vntol=1e-10 abstol=1e-15\n")
+    op = mna.operating_point(mna.read_string(text + ".op\n"))
+    (tran,) = mna.run(mna.read_string(text + ".tran 1u 100u\n"))
+    assert op["V(s)"] == pytest.approx(0.655e-3 * 12.5e6, rel=1e-6)
+    scale = op["V(s)"]   # the round-off of 8 kV reaches the nodes behind C1
+    for name in ("V(in)", "V(a)", "V(b)", "V(s)", "V(m)", "V(f)"):
+        assert np.max(np.abs(tran[name] - op[name])) <= 1e-10 * scale
+    for name in ("I(V1)", "I(L1)"):
+        assert np.max(np.abs(tran[name] - op[name])) <= 1e-10 * abs(op[name])
