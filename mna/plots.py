@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 MAX_PANELS = 12    # outputs drawn in one .mc figure; the others are left out (with a note)
 PANEL_COLUMNS = 3
+MAX_LEGEND = 12    # lines an axis's legend names; beyond, the axis says how many it draws
 
 
 def plot_table(result: TableResult, path: Path) -> None:
@@ -49,7 +50,7 @@ def plot_table(result: TableResult, path: Path) -> None:
             axis.plot(x, np.asarray(result.columns[name]), label=name)
         axis.set_ylabel(f"[{unit}]" if unit else "[1]")
         axis.grid(True, alpha=0.3)
-        axis.legend(loc="best", fontsize="small")
+        _legend(axis, len(names), "outputs")
     x_unit = result.units.get(x_name, "")
     axes[-1].set_xlabel(f"{x_name} [{x_unit}]" if x_unit else x_name)
     axes[0].set_title(f"{result.kind} analysis")
@@ -79,7 +80,7 @@ def plot_bode(result: TableResult, path: Path) -> None:
         phase.set_ylabel("phase [deg]")
         for axis in (magnitude, phase):
             axis.grid(True, which="both", alpha=0.3)
-        magnitude.legend(loc="best", fontsize="small")
+        _legend(magnitude, len(names), "outputs")
     unit = result.units.get(result.independent, "Hz")
     axes[-1].set_xlabel(f"{result.independent} [{unit}]")
     axes[0].set_title("ac analysis (Bode)")
@@ -185,7 +186,7 @@ def _plot_histograms(stem: str, outputs: dict[str, dict[tuple, np.ndarray]],
         axis.set_ylabel("samples")
         axis.grid(True, alpha=0.3)
         if steps:
-            axis.legend(loc="best", fontsize="small")
+            _legend(axis, len(groups), "step points")
     figure.suptitle(f"{stem}: over the Monte Carlo samples")
     write_atomic(path, lambda p: figure.savefig(p, format="png", dpi=110))
 
@@ -212,7 +213,18 @@ def _plot_bands(stem: str, independent: str, bands: dict[str, list[Band]],
         axis.set_xlabel(f"{independent} [{units.get(independent, '')}]")
         axis.grid(True, which="both", alpha=0.3)
         if steps:
-            axis.legend(loc="best", fontsize="small")
+            _legend(axis, len(groups), "step points")
     figure.suptitle(f"{stem}: median and {100 * min(BAND):g}-{100 * max(BAND):g} % "
                     "envelope over the samples")
     write_atomic(path, lambda p: figure.savefig(p, format="png", dpi=110))
+
+
+def _legend(axis, count: int, what: str) -> None:
+    """A legend naming the `count` lines of `axis`, or for more than `MAX_LEGEND` a note of
+    how many it draws (a legend of hundreds covers the figure and takes minutes to place)."""
+    if count <= MAX_LEGEND:
+        axis.legend(loc="best", fontsize="small")
+    else:
+        axis.text(0.99, 0.97, f"{count} {what}", transform=axis.transAxes, ha="right",
+                  va="top", fontsize="small",
+                  bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})

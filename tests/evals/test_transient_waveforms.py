@@ -152,3 +152,28 @@ def test_pwl_times_that_go_backwards_are_an_error(times):
                                                 r"after t2 = 0.001") as error:
         mna.run(mna.read_string(text))
     assert error.value.location.line == 3
+
+
+def test_an_axis_of_many_outputs_says_how_many_instead_of_a_legend(tmp_path):
+    """2001 node voltages in one axis: a legend of them covered the figure, broke its layout
+    (a matplotlib warning) and took most of a minute to place; the axis says how many it
+    draws instead, while the current's axis keeps its legend."""
+    from matplotlib.figure import Figure
+
+    from mna.plots import MAX_LEGEND, _legend, plot_table
+
+    lines = ["ladder", "V1 n0 0 PULSE(0 1 0 1n 1n 1 2)"]
+    for k in range(1, 2001):
+        lines += [f"R{k} n{k - 1} n{k} 100", f"C{k} n{k} 0 1p"]
+    (result,) = mna.run(mna.read_string("\n".join(lines) + "\n.tran 1n 20n\n"))
+    path = tmp_path / "tran.png"
+    plot_table(result, path)   # warnings are errors in the tests
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    axes = Figure().subplots(1, 2)
+    for axis, count in zip(axes, (MAX_LEGEND, MAX_LEGEND + 1), strict=True):
+        for k in range(count):
+            axis.plot([0, 1], [k, k], label=f"V({k})")
+        _legend(axis, count, "outputs")
+    assert axes[0].get_legend() is not None and not axes[0].texts
+    assert axes[1].get_legend() is None
+    assert [text.get_text() for text in axes[1].texts] == [f"{MAX_LEGEND + 1} outputs"]
