@@ -204,6 +204,7 @@ def _gmin_stepping(newton: Newton, b, start, time, fresh):
 
 def _source_stepping(newton: Newton, b, start, time, fresh):
     """source stepping"""
+    # from nothing, whatever the other aids start from: the sources are off at first
     x = newton.solve(0 * b, np.zeros_like(start), time=time, fresh=True)
     done, step = 0.0, 0.1
     while done < 1.0:

@@ -141,7 +141,7 @@ class Transistors(Device):
 
     def start(self, v):   # ngspice's: the emitter junction at vcrit, the others at 0 V
         zero = np.zeros(self.count)
-        return self._terminals(v, self.critical + zero, zero, zero)
+        return self._terminals(v, self.critical, zero, zero)
 
     def _terminals(self, v, vbe, vbc, vsub):
         """Terminal values with the base's from `v` and the junction voltages given."""
