@@ -55,12 +55,14 @@ class Newton:
         self.iterations = 0   # in all solves, for the statistics
 
     def evaluate(self, x: np.ndarray, b: np.ndarray, gamma: float, time: float,
-                 shunt: float = 0.0, evaluated_at: list | None = None, start: bool = False):
+                 shunt: float = 0.0, evaluated_at: list | None = None, start: bool = False,
+                 hold: bool = False):
         """The residual ``G x + f + gamma (C x + q) + shunt x_across - b`` at `x`, the
         Jacobian's data, the devices' share of the residual, and whether a device limited
         its step. `evaluated_at` keeps each device's terminal values of the last iteration,
         for limiting (updated in place); with `start`, the devices are evaluated at their
-        starting values instead (`Device.start`)."""
+        starting values instead (`Device.start`), and with `hold` the instances marked
+        ``OFF`` at theirs (`Device.held`)."""
         eq = self.equations
         linear_data, _ = eq.linear(gamma, shunt)
         residual = eq.product(linear_data, x) - b
@@ -73,6 +75,8 @@ class Newton:
             at = device.start(v) if start else device.limit(
                 v, None if evaluated_at is None else evaluated_at[k])
             limited = limited or at is not v
+            if hold:
+                at = device.held(v, at)
             if evaluated_at is not None:
                 evaluated_at[k] = at
             eq.scatter(slots, device.load(at, time), gamma, v, at, flows, jacobian)
@@ -92,7 +96,9 @@ class Newton:
         step's previous point): the first iteration's junction voltages are limited against
         it, as SPICE's against the last time point's. A `fresh` DC solution (from nothing)
         evaluates its first iteration's devices at their starting values (`Device.start`),
-        as SPICE's ``MODEINITJCT``.
+        as SPICE's ``MODEINITJCT``; where instances are marked ``OFF``, it holds them there
+        until it converges, then releases them and goes on from that point (SPICE's
+        ``MODEINITFIX``).
 
         With `iterations`, exactly that many steps are taken and no convergence is tested
         (a semi-implicit time step is one). Raises `NewtonFailure`.
@@ -104,10 +110,12 @@ class Newton:
                               for d in eq.devices]
         residual = np.zeros_like(x)
         limit = iterations or limit or options.maxiter
+        hold = fresh and any(d.device.off.any() for d in eq.devices)
         for iteration in range(1, limit + 1):
             self.iterations += 1
             residual, jacobian, flows, limited = self.evaluate(
-                x, b, gamma, time, shunt, evaluated_at, start=fresh and iteration == 1)
+                x, b, gamma, time, shunt, evaluated_at, start=fresh and iteration == 1,
+                hold=hold)
             if not np.all(np.isfinite(residual)):
                 raise NewtonFailure(x, residual, iteration, "the residual is not finite")
             try:
@@ -128,9 +136,12 @@ class Newton:
                 # row whose terms all vanish is at the round-off of its tolerance)
                 exact = np.abs(residual) <= ROUND_OFF * (terms + self.balance_tolerance)
             x = x_next
-            if ((small.all() or exact.all()) and balanced.all() and not limited
-                    and eq.devices_converged(x, evaluated_at)):
+            steady = (small.all() or exact.all()) and balanced.all() and not limited
+            if steady and hold:
+                hold = False   # the OFF instances go free from here
+            elif steady and eq.devices_converged(x, evaluated_at):
                 return x
+
         if iterations is not None:
             return x
         raise NewtonFailure(x, residual, limit, f"no convergence in {limit} iterations")

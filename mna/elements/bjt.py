@@ -82,12 +82,13 @@ class Transistors(Device):
     NAMES = ("polarity", "substrate_sign", "lateral", "is", "bf", "br", "vtf", "vtr", "ise", "vte",
              "isc", "vtc", "inv_vaf", "inv_var", "inv_ikf", "inv_ikr", "iss", "vts", "vt", "gmin",
              "reltol", "abstol", "tf", "xtf", "ovtf", "itf", "tr", "cje", "vje", "mje", "cjc",
-             "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc")
+             "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals)
         for key, value in values.items():
             setattr(self, key, value)
+        self.off = self.off != 0
         p, ts = self.polarity[:, None], self.substrate_sign[:, None]
         lateral = self.lateral[:, None] > 0
         # how each junction voltage follows from the terminal values
@@ -139,9 +140,9 @@ class Transistors(Device):
             return v
         return self._terminals(v, be, bc, sub)
 
-    def start(self, v):   # ngspice's: the emitter junction at vcrit, the others at 0 V
+    def start(self, v):   # ngspice's: the emitter junction at vcrit (0 V if OFF), others 0 V
         zero = np.zeros(self.count)
-        return self._terminals(v, self.critical, zero, zero)
+        return self._terminals(v, np.where(self.off, 0.0, self.critical), zero, zero)
 
     def _terminals(self, v, vbe, vbc, vsub):
         """Terminal values with the base's from `v` and the junction voltages given."""
@@ -253,34 +254,39 @@ class Transistors(Device):
 
 @dataclass(eq=False)
 class BipolarTransistor(Element):
-    """``Qname c b e [s] model [area]``: an NPN or PNP transistor (SPICE's Gummel-Poon)."""
+    """``Qname c b e [s] model [area] [OFF]``: an NPN or PNP transistor (SPICE's
+    Gummel-Poon); ``OFF`` starts a DC solution with its junctions at 0 V (SPICE's)."""
 
     model: str
     area: Value
     substrate: bool
+    off: bool = False
 
     prefix = "Q"
-    usage = ("Qname collector base emitter [substrate] model [area]   with .model model "
+    usage = ("Qname collector base emitter [substrate] model [area] [OFF]   with .model model "
              "NPN(...) or PNP(" + MODEL_PARAMETERS + ")")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> BipolarTransistor:
         nodes = list(reader.nodes("collector", "base", "emitter"))
-        remaining = reader.remaining()
-        last = reader.card.fields[-1] if remaining else None
+        fields = reader.card.fields
+        off = bool(fields) and isinstance(fields[-1], str) and fields[-1].lower() == "off"
+        remaining = reader.remaining() - off
+        last = fields[len(fields) - 1 - off] if remaining else None
         numeric = isinstance(last, str) and number(last) is not None
         last_is_area = remaining >= 2 and (not isinstance(last, str) or numeric)
         substrate = remaining >= 3 or (remaining == 2 and not last_is_area)
         if substrate:
             nodes.append(reader.node("substrate"))
         model = reader.word("model name").lower()
-        area = reader.value("area") if reader.remaining() else None
+        area = reader.value("area") if reader.remaining() > off else None
+        reader.flag("off")
         given = reader.option("area")
         if area is None:
             area = given if given is not None else 1.0
         reader.done()
         reader.no_more_options("area=")
-        return cls(reader.name, reader.location, tuple(nodes), model, area, substrate)
+        return cls(reader.name, reader.location, tuple(nodes), model, area, substrate, off)
 
     def edges(self):
         c, b, e = self.nodes[:3]
@@ -362,7 +368,8 @@ class BipolarTransistor(Element):
                                 inner[name], area / p[key])
         substrate = self.nodes[3] if self.substrate else GROUND
         s.device(Transistors, self.name,
-                 (inner["collector"], inner["base"], inner["emitter"], b, substrate), values)
+                 (inner["collector"], inner["base"], inner["emitter"], b, substrate),
+                 values | {"off": self.off})
 
     def through(self, s, row) -> None:
         self.fail("a transistor's current is not a linear function of the unknowns; "

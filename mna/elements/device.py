@@ -18,8 +18,9 @@ made once; no analysis loops over elements. A kind that stores says across which
 A kind whose equations need Newton's steps held back (a junction's exponential) overrides
 `limit`, given the terminal values of this and of the previous iteration, and `start`, the
 values its first evaluation takes in a DC solution that starts from nothing (SPICE's
-``MODEINITJCT``: junctions at their critical voltage); one whose currents must settle before
-Newton stops (SPICE's device convergence test) overrides `converged`.
+``MODEINITJCT``: junctions at their critical voltage, those of an instance marked ``OFF``
+at 0 V, where `held` keeps them until the solution first converges); one whose currents
+must settle before Newton stops (SPICE's device convergence test) overrides `converged`.
 
 A piecewise kind (a comparison in a behavioural source, friction that sticks, a valve that
 cracks open) has switching functions (`switching(v, t)`) and `modes`, one per function: the
@@ -73,6 +74,7 @@ class Device:
         self.stores = False   # whether `load` gives charges
         self.modes = np.empty(0)   # +1 or -1 per switching function
         self.linear_in_modes = False   # affine in the terminal values while the modes hold
+        self.off = np.zeros(len(names), bool)   # instances marked OFF (`start`, `held`)
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Device:
@@ -97,6 +99,14 @@ class Device:
         default. A circuit with several DC solutions (a latch, controlled sources in a loop)
         then settles in the one ngspice finds."""
         return v
+
+    def held(self, v: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """`at` with the instances marked ``OFF`` on the element line (`off`) at their
+        starting values (junctions at 0 V), where a DC solution from nothing holds them
+        until it first converges (SPICE's ``MODEINITFIX``)."""
+        if not self.off.any():
+            return at
+        return np.where(self.off[:, None], self.start(v), at)
 
     def converged(self, v: np.ndarray, loaded: np.ndarray) -> bool:
         """Whether Newton's new terminal values `v` leave the currents where the load at
@@ -166,3 +176,4 @@ def outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per instance k: the outer product ``a[k] b[k]^T`` (a Jacobian block from a current's
     direction and its gradient)."""
     return a[:, :, None] * b[:, None, :]
+

@@ -16,7 +16,14 @@ from types import MappingProxyType
 import numpy as np
 
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
+from mna.elements.device import (
+    Device,
+    Instance,
+    Load,
+    branch,
+    parameters,
+    terminal_array,
+)
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
 
@@ -200,8 +207,9 @@ class Diodes(Device):
     width = 2
 
     def __init__(self, names, terminals, saturation, vte, vtb, knee, cjo, vj, grading,
-                 transit, fc, gmin, reltol, abstol):
+                 transit, fc, gmin, reltol, abstol, off):
         super().__init__(names, terminals)
+        self.off = off != 0
         self.reltol, self.abstol = reltol, abstol
         self.saturation, self.vte, self.vtb, self.knee = saturation, vte, vtb, knee
         self.cjo, self.vj, self.grading, self.transit = cjo, vj, grading, transit
@@ -217,7 +225,7 @@ class Diodes(Device):
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, cls.width), *parameters(
             instances, "is", "vte", "vtb", "knee", "cjo", "vj", "m", "tt", "fc", "gmin", "reltol",
-            "abstol"))
+            "abstol", "off"))
 
     def limit(self, v, previous):
         vd = v[:, 0] - v[:, 1]
@@ -233,8 +241,8 @@ class Diodes(Device):
             return v
         return np.stack([v[:, 1] + limited, v[:, 1]], axis=1)
 
-    def start(self, v):
-        return np.stack([v[:, 1] + self.critical, v[:, 1]], axis=1)
+    def start(self, v):   # ngspice's: at vcrit, an instance marked OFF at 0 V
+        return np.stack([v[:, 1] + np.where(self.off, 0.0, self.critical), v[:, 1]], axis=1)
 
     def converged(self, v, loaded):
         vd, at = v[:, 0] - v[:, 1], loaded[:, 0] - loaded[:, 1]
@@ -357,27 +365,31 @@ def check_model(element: Element, circuit, kinds: tuple[str, ...], known: dict,
 
 @dataclass(eq=False)
 class Diode(Element):
-    """``Dname a k model [area]``: current flows from anode a to cathode k."""
+    """``Dname a k model [area] [OFF]``: current flows from anode a to cathode k; ``OFF``
+    starts a DC solution with the junction at 0 V (SPICE's)."""
 
     model: str
     area: Value
+    off: bool = False
 
     prefix = "D"
-    usage = ("Dname anode cathode model [area | area=value]   with .model model D("
+    usage = ("Dname anode cathode model [area | area=value] [OFF]   with .model model D("
              + MODEL_PARAMETERS + ")")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Diode:
         nodes = reader.nodes("anode", "cathode")
         model = reader.word("model name").lower()
-        area = reader.value("area") if reader.remaining() else None
+        off = reader.flag("off")
+        area = reader.value("area") if reader.remaining() and not off else None
+        off = off or reader.flag("off")
         given = reader.option("area")   # ngspice 39 reads only this form
         if area is not None and given is not None:
             reader.fail(f"{reader.name}: give the area once", usage=True)
         reader.done()
         reader.no_more_options("area=")
         return cls(reader.name, reader.location, nodes, model,
-                   next((a for a in (area, given) if a is not None), 1.0))
+                   next((a for a in (area, given) if a is not None), 1.0), off)
 
     def edges(self):
         return two_terminal_edge(self, Role.DISSIPATOR)
@@ -401,7 +413,7 @@ class Diode(Element):
         key = (self.model, "junction", area)
         if (junction := s.model_values.get(key)) is None:
             junction = s.model_values[key] = self._junction(s, p, area)
-        s.device(Diodes, self.name, (anode, self.nodes[1]), junction)
+        s.device(Diodes, self.name, (anode, self.nodes[1]), junction | {"off": self.off})
 
     def _junction(self, s, p: Mapping[str, float], area: float) -> Mapping[str, float]:
         """The junction's parameters at the circuit's temperature, for `Diodes`."""

@@ -151,12 +151,13 @@ class Mosfets(Device):
     width = 7
     NAMES = ("polarity", "vt", "beta", "lambda", "vbi", "gamma", "phi", "drain_is",
              "source_is", "drain_vcrit", "source_vcrit", "cbd", "cbdsw", "cbs", "cbssw", "pb",
-             "mj", "mjsw", "fc", "cox", "gmin", "reltol", "abstol", "cgs", "cgd", "cgb")
+             "mj", "mjsw", "fc", "cox", "gmin", "reltol", "abstol", "cgs", "cgd", "cgb", "off")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals)
         for key, value in values.items():
             setattr(self, key, value)
+        self.off = self.off != 0
         p = self.polarity[:, None]
         self.d_gs = p * (UNIT[G] - UNIT[S])
         self.d_ds = p * (UNIT[D] - UNIT[S])
@@ -261,9 +262,10 @@ class Mosfets(Device):
             return v
         return self._terminals(v, new_gs, new_ds, new_bs)
 
-    def start(self, v):   # ngspice's: the gate at the threshold, the bulk 1 V reversed
-        return self._terminals(v, self.vbi + self.gamma * np.sqrt(self.phi),
-                               np.zeros(self.count), np.full(self.count, -1.0))
+    def start(self, v):   # ngspice's: the gate at the threshold, the bulk 1 V reversed;
+        zero = np.zeros(self.count)   # an instance marked OFF at 0 V
+        return self._terminals(v, np.where(self.off, 0.0, self.vbi + self.gamma * np.sqrt(
+            self.phi)), zero, np.where(self.off, 0.0, -1.0))
 
     def _terminals(self, v, vgs, vds, vbs):
         """Terminal values with the source's from `v` and the (NMOS) voltages given."""
@@ -379,23 +381,26 @@ def _framed(out, by_gs, by_ds, by_bs, normal):
 
 @dataclass(eq=False)
 class Mosfet(Element):
-    """``Mname d g s b model [W= L= AD= AS= PD= PS= NRD= NRS= M=]``: a level-1 MOSFET."""
+    """``Mname d g s b model [W= L= AD= AS= PD= PS= NRD= NRS= M=] [OFF]``: a level-1
+    MOSFET; ``OFF`` starts a DC solution with its terminal voltages at 0 V (SPICE's)."""
 
     model: str
     sizes: dict
+    off: bool = False
 
     prefix = "M"
-    usage = ("Mname drain gate source bulk model [W= L= AD= AS= PD= PS= NRD= NRS= M=]   with "
-             ".model model NMOS(...) or PMOS(" + MODEL_PARAMETERS + ")")
+    usage = ("Mname drain gate source bulk model [W= L= AD= AS= PD= PS= NRD= NRS= M=] [OFF]   "
+             "with .model model NMOS(...) or PMOS(" + MODEL_PARAMETERS + ")")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Mosfet:
         nodes = reader.nodes("drain", "gate", "source", "bulk")
         model = reader.word("model name").lower()
+        off = reader.flag("off")
         reader.done()
         sizes = reader.options(INSTANCE)
         reader.no_more_options(", ".join(f"{k.upper()}=" for k in INSTANCE))
-        return cls(reader.name, reader.location, nodes, model, sizes)
+        return cls(reader.name, reader.location, nodes, model, sizes, off)
 
     def edges(self):
         d, g, s, b = self.nodes
@@ -528,7 +533,8 @@ class Mosfet(Element):
                 s.C.conductance(g, other, capacitance)
         meyer = ((s.internal(self, "wgs"), s.internal(self, "wgd"), s.internal(self, "wgb"))
                  if cox_area else (-1, -1, -1))
-        s.device(Mosfets, self.name, (drain, g, inner_source, b, *meyer), values | overlaps)
+        s.device(Mosfets, self.name, (drain, g, inner_source, b, *meyer),
+                 values | overlaps | {"off": self.off})
 
     def through(self, s, row) -> None:
         self.fail("a transistor's current is not a linear function of the unknowns; "

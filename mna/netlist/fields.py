@@ -157,6 +157,10 @@ class FieldReader:
             self.fail(f"unexpected field '{field_text(extra)}'", self.place(self.index),
                       usage=True)
 
+    def flag(self, word: str) -> bool:
+        """Whether the next field is `word` (case-insensitive), taking it if so."""
+        return self.keyword(word) is not None
+
     def keyword(self, *choices: str) -> str | None:
         """Take the next field if it is one of `choices` (case-insensitive)."""
         following = self.peek()

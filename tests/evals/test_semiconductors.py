@@ -117,19 +117,39 @@ def test_common_emitter_op_and_ac(ngspice):
     assert 50 < abs(gain) < 200 and gain.real < 0
 
 
-@pytest.mark.parametrize("device, model", [
-    ("D1 a 0 dmod", ".model dmod D(IS=1e-14)"),
-    ("Q1 0 a 0 nmod", ".model nmod NPN(IS=1e-15 BF=100)")])
-def test_a_circuit_with_two_operating_points_settles_in_ngspices(ngspice, device, model):
+@pytest.mark.parametrize("device, model, knee", [
+    ("D1 a 0 dmod", ".model dmod D(IS=1e-14)", True),
+    ("Q1 0 a 0 nmod", ".model nmod NPN(IS=1e-15 BF=100)", True),
+    ("D1 a 0 dmod OFF", ".model dmod D(IS=1e-14)", False),
+    ("Q1 0 a 0 nmod 2 off", ".model nmod NPN(IS=1e-15 BF=100)", False)])
+def test_a_circuit_with_two_operating_points_settles_in_ngspices(ngspice, device, model,
+                                                                 knee):
     """A negative conductance across a junction: 0 V is an operating point, and so is the
     junction's knee, where its current takes over. Newton from 0 V stays at 0 V; SPICE's
     first iteration puts every junction at its critical voltage (``MODEINITJCT``), from
-    where both tools find the knee."""
+    where both tools find the knee, unless the element line says ``OFF``: then the
+    junction starts at 0 V and is held there until Newton converges (0 V)."""
     text = ("two operating points\nG1 0 a a 0 2m\nR1 a 0 1k\n" + device + "\n" + model
             + "\n" + TIGHT + ".op\n")
     ours = results(text)["op"]
     check_op(ours, ngspice.run(text))
-    assert 0.6 < ours["V(a)"] < 0.8
+    assert 0.6 < ours["V(a)"] < 0.8 if knee else ours["V(a)"] == 0.0
+
+
+@pytest.mark.parametrize("devices", [
+    "D1 b 0 dmod OFF\nD2 b c dmod area=2 off",
+    "Q1 c b 0 0 qn OFF\nM1 c b 0 0 nm W=10u OFF L=1u",
+    "Q1 c b 0 qn 1 OFF\nM1 c c 0 0 nm OFF"])
+def test_devices_marked_off_are_released_once_newton_converges(ngspice, devices):
+    """``OFF`` only chooses where a DC solution starts: held at 0 V until Newton converges,
+    the junctions then go free, and the operating point is the one ngspice finds (the
+    element lines in every form ngspice reads: after the area, before or after W=, L=)."""
+    text = ("off\nV1 a 0 5\nR1 a b 10k\nR2 a c 2k\nR3 c 0 20k\n" + devices + "\n"
+            ".model dmod D(IS=1e-14)\n.model qn NPN(IS=1e-16 BF=100)\n"
+            ".model nm NMOS(VTO=0.8 KP=60u)\n" + TIGHT + ".op\n")
+    ours = results(text)["op"]
+    check_op(ours, ngspice.run(text))
+    assert ours["V(b)"] > 0.5   # conducting: released from 0 V
 
 
 @pytest.mark.parametrize("bulk", ["-1", "0.3"])
