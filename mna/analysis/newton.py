@@ -141,7 +141,6 @@ class Newton:
                 hold = False   # the OFF instances go free from here
             elif steady and eq.devices_converged(x, evaluated_at):
                 return x
-
         if iterations is not None:
             return x
         raise NewtonFailure(x, residual, limit, f"no convergence in {limit} iterations")
