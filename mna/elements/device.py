@@ -176,4 +176,3 @@ def outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per instance k: the outer product ``a[k] b[k]^T`` (a Jacobian block from a current's
     direction and its gradient)."""
     return a[:, :, None] * b[:, None, :]
-

@@ -16,14 +16,7 @@ from types import MappingProxyType
 import numpy as np
 
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.elements.device import (
-    Device,
-    Instance,
-    Load,
-    branch,
-    parameters,
-    terminal_array,
-)
+from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
 

@@ -262,10 +262,12 @@ class Mosfets(Device):
             return v
         return self._terminals(v, new_gs, new_ds, new_bs)
 
-    def start(self, v):   # ngspice's: the gate at the threshold, the bulk 1 V reversed;
-        zero = np.zeros(self.count)   # an instance marked OFF at 0 V
-        return self._terminals(v, np.where(self.off, 0.0, self.vbi + self.gamma * np.sqrt(
-            self.phi)), zero, np.where(self.off, 0.0, -1.0))
+    def start(self, v):
+        # ngspice's: the gate at the threshold, the drain on the source, the bulk 1 V
+        # reversed; an instance marked OFF with all three at 0 V
+        threshold = self.vbi + self.gamma * np.sqrt(self.phi)
+        return self._terminals(v, np.where(self.off, 0.0, threshold), np.zeros(self.count),
+                               np.where(self.off, 0.0, -1.0))
 
     def _terminals(self, v, vgs, vds, vbs):
         """Terminal values with the source's from `v` and the (NMOS) voltages given."""
