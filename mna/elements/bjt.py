@@ -37,6 +37,7 @@ from mna.elements.diode import (
     Junction,
     check_model,
     critical_voltage,
+    graded,
     junction_at,
     junction_limit,
     model_values,
@@ -242,10 +243,9 @@ class Transistors(Device):
         linear in the capacitance above zero bias)."""
         cjs, vjs, mjs = self.cjs, self.vjs, self.mjs
         with np.errstate(divide="ignore", invalid="ignore"):
-            arg = np.maximum(1 - vsub / vjs, 1e-300)
-            sarg = np.exp(-mjs * np.log(arg))
+            fraction, sarg = graded(vsub, vjs, mjs)
             reverse = vsub < 0
-            q = np.where(reverse, vjs * cjs * (1 - arg * sarg) / (1 - mjs),
+            q = np.where(reverse, vjs * cjs * fraction / (1 - mjs),
                          vsub * cjs * (1 + mjs * vsub / (2 * vjs)))
             c = np.where(reverse, cjs * sarg, cjs * (1 + mjs * vsub / vjs))
         zero = cjs == 0

@@ -126,9 +126,9 @@ class Junction:
         self.zero = cj == 0
         self.partial = bool(self.zero.any())
         with np.errstate(divide="ignore", invalid="ignore"):
-            xfc = np.log(1 - fc)
+            xfc = np.log1p(-fc)
             self.corner = fc * vj
-            self.q_corner = cj * vj * (1 - np.exp((1 - m) * xfc)) / (1 - m)
+            self.q_corner = -cj * vj * np.expm1((1 - m) * xfc) / (1 - m)
             self.slope = cj / np.exp((1 + m) * xfc)   # cj / f2
             self.f3 = 1 - fc * (1 + m)
             self.half = m / (vj + vj)
@@ -138,17 +138,26 @@ class Junction:
         if self.empty:
             zero = np.zeros_like(v)
             return zero, zero
-        arg = np.maximum(1 - v / self.vj, 1e-300)
-        sarg = np.exp(-self.m * np.log(arg))
+        fraction, sarg = graded(v, self.vj, self.m)
         corner = self.corner
         below = v < corner
-        q = np.where(below, self.scale * (1 - arg * sarg),
+        q = np.where(below, self.scale * fraction,
                      self.q_corner + self.slope * (self.f3 * (v - corner)
                                                    + self.half * (v * v - corner * corner)))
         c = np.where(below, self.cj * sarg, self.slope * (self.f3 + 2 * self.half * v))
         if self.partial:
             q, c = np.where(self.zero, 0.0, q), np.where(self.zero, 0.0, c)
         return q, c
+
+
+def graded(v: np.ndarray, vj, m) -> tuple[np.ndarray, np.ndarray]:
+    """``1 - (1 - v/vj)^(1-m)`` and ``(1 - v/vj)^-m``, a graded junction's charge and
+    capacitance over their zero-bias scales, for `v` below `vj` (beyond it, finite values of
+    no meaning). The first is formed without cancelling near v = 0, where a short step's
+    change of charge is all round-off and Newton, which multiplies it by 1/h, would chase
+    it for ever."""
+    log_arg = np.log1p(np.maximum(-v / vj, -1 + 1e-16))
+    return -np.expm1((1 - m) * log_arg), np.exp(-m * log_arg)
 
 
 def depletion(v: np.ndarray, cj, vj, m, fc) -> tuple[np.ndarray, np.ndarray]:
