@@ -51,6 +51,12 @@ EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign i
 EVENT_START = 1e-3
 SETTLING_STEPS = 2
 LOCATE_ITERATIONS = 100
+# a run whose Newton fails on STALL_FAILURES of its last STALL_WINDOW steps tried, at a pace
+# that would need more than STALL_STEPS further steps to reach tstop, ends there: its steps
+# shrink on each failure and grow back on the successes between, and it would crawl for ever
+STALL_WINDOW = 1000
+STALL_FAILURES = 200
+STALL_STEPS = 1e6
 
 
 class StepSolver(Protocol):
@@ -139,6 +145,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     forgetting the points of the old law and with `SETTLING_STEPS` short steps first.
     """
     stats = Statistics()
+    attempts = 0
+    recent_failures: deque[tuple[int, float]] = deque()   # (attempt, time) of Newton's failures
     keep = scheme.order + 2
     times: deque[float] = deque([0.0], maxlen=keep)
     charges: deque[np.ndarray] = deque([solver.charges(x0, 0.0)], maxlen=keep)
@@ -187,6 +195,18 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     def shorter(failure: NewtonFailure, t_new: float, h: float) -> float:
         """The step to retry with after Newton failed on one of `h` to `t_new`."""
         stats.failed += 1
+        recent_failures.append((attempts, t))
+        while recent_failures[0][0] <= attempts - STALL_WINDOW:
+            recent_failures.popleft()
+        first_attempt, first_time = recent_failures[0]
+        pace = (t - first_time) / (attempts - first_attempt + 1)   # time per step tried
+        if len(recent_failures) >= STALL_FAILURES and tstop - t > STALL_STEPS * pace:
+            raise ConvergenceError(
+                f"transient: Newton failed on {len(recent_failures)} of the last "
+                f"{attempts - first_attempt + 1} steps tried, which went from t = "
+                f"{first_time:.6g} s to {t:.6g} s; at that pace tstop is more than "
+                f"{STALL_STEPS:.0e} steps away ({failure.reason}); largest residuals in "
+                f"{failure.worst(solver.unknowns)}") from None
         if h / RETRY_SHRINK < policy.hmin or not policy.adaptive:
             raise ConvergenceError(
                 f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); largest "
@@ -221,6 +241,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 landing = abs(target - t_new) <= 1e-9 * policy.hmax
                 t_new = target if landing else t_new
                 h = t_new - t
+            attempts += 1
             try:
                 step = attempt(use, h, t_new, landing)
             except NewtonFailure as failure:

@@ -279,6 +279,34 @@ def test_a_large_junction_capacitance_at_zero_bias_takes_short_steps():
     np.testing.assert_allclose(frame["V(a)"], area / (100 * 2e-7), rtol=1e-5, atol=1e-13)
 
 
+def test_a_run_that_crawls_between_failing_newton_steps_stops(monkeypatch):
+    """Newton fails on every step longer than about 1e-11 s (a millionth of tmax) after
+    0.1 ms, as on the differential sweep's deck 4696, whose solution runs away at 16 us:
+    each failure shortens the step eightfold, the successes between double it back, and the
+    run would crawl through 1e8 steps (the deck ran for hours; ngspice stops on a step too
+    small). It stops after some 200 failures and says at what pace it went."""
+    from mna.analysis.newton import NewtonFailure
+    from mna.analysis.step_solvers import NewtonSteps
+
+    solve = NewtonSteps.step
+    tried = []
+
+    def crawling(self, gamma, rhs, predict, previous, time):
+        tried.append(time)
+        assert len(tried) < 5000, "the run crawled on"
+        if gamma < 1e11 and time > 1e-4:
+            raise NewtonFailure(previous, np.ones_like(previous), 10, "no convergence")
+        return solve(self, gamma, rhs, predict, previous, time)
+
+    monkeypatch.setattr(NewtonSteps, "step", crawling)
+    text = ("crawls\nI1 0 a 1m\nR1 a 0 1k\nC1 a 0 1u\nD1 a 0 dm\n.model dm D(IS=1e-14)\n"
+            ".tran 10u 1m\n")
+    with pytest.raises(mna.ConvergenceError, match=r"Newton failed on \d{3} of the last \d+ "
+                       r"steps tried, which went from .* to 0\.0001.*more than 1e\+06 steps"):
+        mna.run(mna.read_string(text))
+    assert len(tried) < 1500
+
+
 def test_newton_failing_while_an_event_is_located_is_a_convergence_error(monkeypatch):
     """A trial step of the location that Newton cannot solve ends the run with an error
     that says so (an internal NewtonFailure escaped once); forced here, as the deck that
