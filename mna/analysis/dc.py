@@ -36,10 +36,10 @@ def dc_sweep(request, circuit) -> TableResult:
         rows, x = [], guess(circuit, system)
         equations = Equations(system, circuit.options)
         with progress(len(points), "dc", "point") as bar:
-            for point in points:
+            for k, point in enumerate(points):
                 values = dict(zip(order, point))
                 try:
-                    row, x = _solve_point(circuit, equations, values, x)
+                    row, x = _solve_point(circuit, equations, values, x, continued=k > 0)
                 except MnaError as error:
                     where = ", ".join(f"{s.column(circuit)}={v:g}" for s, v in values.items())
                     raise in_context(error, f"at the sweep point {where}") from None
@@ -54,8 +54,9 @@ def dc_sweep(request, circuit) -> TableResult:
     return TableResult("dc", columns, units, independent=request.sweeps[0].column(circuit))
 
 
-def _solve_point(circuit, equations, values: dict[Sweep, float], x0):
-    """Outputs and unknowns at one point, Newton starting from the previous point."""
+def _solve_point(circuit, equations, values: dict[Sweep, float], x0, continued: bool):
+    """Outputs and unknowns at one point, Newton starting from the previous point (`x0`,
+    its solution where `continued`)."""
     overrides = {s.name: v for s, v in values.items() if s.is_parameter}
     if overrides:
         equations = Equations(assemble(circuit, overrides), circuit.options)
@@ -64,5 +65,5 @@ def _solve_point(circuit, equations, values: dict[Sweep, float], x0):
     for sweep, value in values.items():
         if not sweep.is_parameter:
             u[system.input_index(sweep.name)] = value
-    x = dc_solution(equations, u, x0)
+    x = dc_solution(equations, u, x0, continued)
     return system.outputs_of(x, u), x

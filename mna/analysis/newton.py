@@ -150,18 +150,22 @@ MODE_ROUNDS = 20   # DC solutions, each with the modes the previous one's switch
 
 
 def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
-             time: float = 0.0) -> np.ndarray:
+             time: float = 0.0, continued: bool = False) -> np.ndarray:
     """The DC solution of nonlinear `equations` for right-hand side `b`, with every device
     mode consistent with it: the modes are settled at the starting point `x0` when there is
     one (else the devices start in their own initial modes: a switch off unless ``ON``), and
-    again at each solution until none changes."""
+    again at each solution until none changes. `continued`: `x0` is the solution of a
+    neighbouring problem (the last point of a sweep), and the first iteration limits the
+    junctions against it, as SPICE's against its last state (else against 0 V: `x0` is a
+    guess)."""
     if x0 is None:
         x = np.zeros(equations.size)
     else:
         x = x0
         equations.settle_modes(x, time)
     for round_ in range(MODE_ROUNDS):
-        x = _solve_dc(equations, b, x, time, fresh=x0 is None and round_ == 0)
+        x = _solve_dc(equations, b, x, time, fresh=x0 is None and round_ == 0,
+                      continued=continued or round_ > 0)
         if not equations.settle_modes(x, time):
             if problem := equations.dc_problem(x):
                 raise NoOperatingPoint(f"no operating point at t={time:g}: {problem}")
@@ -171,20 +175,21 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
 
 
 def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray, time: float = 0.0,
-              fresh: bool = False) -> np.ndarray:
+              fresh: bool = False, continued: bool = False) -> np.ndarray:
     """Newton, then gmin stepping, then source stepping, each from `x0` (`fresh`: from
-    nothing, `Newton.solve`); a `ConvergenceError` says what was tried."""
+    nothing, `Newton.solve`; `continued`: from a solution, `solve_dc`); a
+    `ConvergenceError` says what was tried."""
     newton = Newton(equations)
     tried = []
     singular = True
     try:
-        return newton.solve(b, x0, time=time, fresh=fresh)
+        return newton.solve(b, x0, time=time, fresh=fresh, settled=x0 if continued else None)
     except NewtonFailure as failure:
         tried.append(f"Newton from the initial guess ({failure.reason})")
         last, singular = failure, singular and failure.singular
     for aid in (_gmin_stepping, _source_stepping):
         try:
-            x = aid(newton, b, x0, time, fresh)
+            x = aid(newton, b, x0, time, fresh, continued)
         except NewtonFailure as failure:
             tried.append(f"{aid.__doc__} ({failure.reason})")
             last, singular = failure, singular and failure.singular
@@ -198,21 +203,23 @@ def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray, time: float =
                            f"{last.worst(equations.unknowns)}; tried: {'; '.join(tried)}")
 
 
-def _gmin_stepping(newton: Newton, b, start, time, fresh):
+def _gmin_stepping(newton: Newton, b, start, time, fresh, continued):
     """gmin stepping"""
     x = start
     shunt = GMIN_START
     while shunt > newton.options.gmin:
+        first = x is start
         try:
-            x = newton.solve(b, x, time=time, shunt=shunt, fresh=fresh and x is start)
+            x = newton.solve(b, x, time=time, shunt=shunt, fresh=fresh and first,
+                             settled=None if first and not continued else x)
         except NewtonFailure as failure:
             failure.reason = f"failed at gmin={shunt:g}: {failure.reason}"
             raise
         shunt /= 10
-    return newton.solve(b, x, time=time)
+    return newton.solve(b, x, time=time, settled=x)
 
 
-def _source_stepping(newton: Newton, b, start, time, fresh):
+def _source_stepping(newton: Newton, b, start, time, fresh, continued):
     """source stepping"""
     # from nothing, whatever the other aids start from: the sources are off at first
     x = newton.solve(0 * b, np.zeros_like(start), time=time, fresh=True)
@@ -220,7 +227,7 @@ def _source_stepping(newton: Newton, b, start, time, fresh):
     while done < 1.0:
         target = min(1.0, done + step)
         try:
-            x = newton.solve(target * b, x, time=time)
+            x = newton.solve(target * b, x, time=time, settled=x)
             done, step = target, min(step * 2, 0.5)
         except NewtonFailure as failure:
             step /= 4

@@ -29,22 +29,23 @@ def guess(circuit, system) -> np.ndarray | None:
     return x
 
 
-def dc_solution(equations: Equations, u: np.ndarray, x0: np.ndarray | None = None
-                ) -> np.ndarray:
+def dc_solution(equations: Equations, u: np.ndarray, x0: np.ndarray | None = None,
+                continued: bool = False) -> np.ndarray:
     """Unknowns at DC for inputs `u` (a vector, or a matrix with one column per point).
 
     A linear system is factored once for all points; a nonlinear one is solved point by point,
-    each from the previous solution.
+    each from the previous solution (`x0` for the first: a guess, or with `continued` the
+    solution of a neighbouring point, `solve_dc`).
     """
     system = equations.system
     b = system.b.product(u)
     if system.is_linear:
         return equations.factor(equations.g_data).solve(b)
     if u.ndim == 1:
-        return solve_dc(equations, b, x0)
+        return solve_dc(equations, b, x0, continued=continued)
     columns, x = [], x0
-    for point in b.T:
-        x = solve_dc(equations, point, x0=x)
+    for k, point in enumerate(b.T):
+        x = solve_dc(equations, point, x0=x, continued=continued or k > 0)
         columns.append(x)
     return np.array(columns).T
 

@@ -66,6 +66,23 @@ def test_newton_stops_where_the_junction_current_has_settled():
     assert worst < 1e-6
 
 
+def test_a_sweep_stays_on_the_branch_it_started_on():
+    """A negative conductance of 59 mS across a diode has a knee above the junction's
+    critical voltage (0.7533 V with no current). Each point of the sweep starts from the
+    last one's solution; limiting its junction against 0 V (as from nothing) evaluated the
+    diode near 0.09 V, and the first Newton step fell to the negative branch, -0.017 V at
+    the second point (the differential sweep's deck 5343; ngspice limits against the last
+    point and stays on the knee, as mna now does). Each point must solve the knee's
+    equation ``IS (exp(V/vt) - 1) + gmin V = 59 mS V + I1`` on its branch."""
+    (frame,) = mna.run(mna.read_string(
+        "knee\nG1 0 a a 0 60m\nR1 a 0 1k\nI1 0 a DC 0\nD1 a 0 dmod\n.model dmod D(IS=1e-14)\n"
+        ".dc I1 0 10m 1m\n"))
+    for current, voltage in zip(frame["I1"], frame["V(a)"]):
+        knee = brentq(lambda v, i=current: 1e-14 * math.expm1(v / THERMAL_VOLTAGE) + 1e-12 * v
+                      - 0.059 * v - i, 0.7, 0.8, xtol=1e-15)
+        assert voltage == pytest.approx(knee, abs=1e-6)   # vntol
+
+
 @pytest.mark.parametrize("area", ["3", "area=3", "{a}", "area={a}"])
 def test_diode_area_scales_the_saturation_current_written_either_way(area):
     # ngspice 39 reads only area=; SPICE's positional area is read too
