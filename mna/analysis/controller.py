@@ -256,6 +256,11 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 allowed = min(allowed, truncation_step(
                     use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
                     policy.tolerances, solver.stores))
+                if allowed == 0.0:   # the charges' differences overflow, the points do not yet
+                    raise SingularSystemError(
+                        f"the solution grows without bound at t = {t_new:.6g} s (its largest "
+                        f"value is {np.max(np.abs(step.x)):.3g}: an unstable circuit, or a "
+                        "value far off)")
                 if allowed < REJECT_BELOW * h:
                     stats.rejected += 1
                     h = max(allowed, h / RETRY_SHRINK)

@@ -204,6 +204,18 @@ def test_a_circuit_that_grows_without_bound_fails_instead_of_ringing():
     assert growth.min() > 0.99 and growth.max() < 1.2   # the error grows, as ngspice's does
 
 
+def test_growth_that_overflows_the_error_estimate_is_named_as_growth():
+    """1 pF against -1 kOhm: V = exp(t / 1 ns), at steps of about 1e-10 s. Near 1e294 V the
+    divided differences of the error estimate overflow while the points are still finite;
+    the estimate then allowed a step of 0 s and the run stopped with "time step too small"
+    (the differential sweep's deck 5417), which sent the user looking for a convergence
+    problem. It names the growth, and the value it reached."""
+    circuit = mna.read_string("t\nC1 b 0 1p IC=1\nR1 b 0 -1k\n.tran 1n 1u uic\n")
+    with pytest.raises(SingularSystemError, match=r"grows without bound at t = 6\.1\d*e-07 s "
+                       r"\(its largest value is \d\.\d+e\+29\d"):
+        mna.run(circuit)
+
+
 def test_an_impulse_at_the_start_does_not_ring_on():
     """F1 forces I(L1) = 0.1 C dV(a)/dt of a sine: V(b) = -0.1 L C w^2 sin(w t), after
     an impulse at 0+ (the capacitor's current jumps from its DC value). The first step
