@@ -178,9 +178,8 @@ class Equations:
 
     def switching_owners(self) -> tuple[str, ...]:
         """The element each switching function belongs to, in `switching`'s order."""
-        return tuple(name for slots in self.devices if len(slots.device.modes)
-                     for name in np.repeat(slots.device.names,
-                                           len(slots.device.modes) // slots.device.count))
+        return tuple(slots.device.names[k] for slots in self.devices if len(slots.device.modes)
+                     for k in slots.device.mode_owners())
 
     def modes(self) -> np.ndarray:
         parts = [slots.device.modes for slots in self.devices]

@@ -41,12 +41,14 @@ class Behavioural(Device):
     instants where a comparison changes, the expression is smooth for Newton.
     """
 
-    def __init__(self, names, terminals, signs: np.ndarray, function, switches, events: int):
+    def __init__(self, names, terminals, signs: np.ndarray, function, switches,
+                 owners: np.ndarray):
         super().__init__(names, terminals)
         self.signs = signs
         self.function = function
         self.switches = switches
-        self.modes = np.ones(events)
+        self.owners = owners   # the instance of each comparison: each has its own count
+        self.modes = np.ones(len(owners))
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Behavioural:
@@ -55,8 +57,8 @@ class Behavioural(Device):
         width = max(len(instance.terminals) for instance in instances)
         variables = [[sympy.Symbol(f"z{k}_{j}", real=True) for j in range(width)]
                      for k in range(len(instances))]
-        values, gradients, switches, modes = [], [], [], []
-        for own, instance in zip(variables, instances):
+        values, gradients, switches, modes, owners = [], [], [], [], []
+        for k, (own, instance) in enumerate(zip(variables, instances)):
             expression = instance.parameters["expression"].xreplace(
                 {local_symbol(j): own[j] for j in range(width)})
             comparisons = {}
@@ -65,6 +67,7 @@ class Behavioural(Device):
                                    key=sympy.default_sort_key):
                 mode = sympy.Symbol(f"m{len(modes)}", real=True)
                 modes.append(mode)
+                owners.append(k)
                 greater = relation.rel_op in (">", ">=")
                 switches.append(relation.lhs - relation.rhs if greater
                                 else relation.rhs - relation.lhs)
@@ -82,7 +85,7 @@ class Behavioural(Device):
                 signs[row, local] = sign
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, width), signs, function, switching,
-                   len(modes))
+                   np.array(owners, dtype=int))
 
     def load(self, v, t):
         try:
@@ -93,6 +96,9 @@ class Behavioural(Device):
             values = np.full(self.count, np.nan)
             gradients = np.full(v.shape, np.nan)
         return Load(self.signs * values[:, None], self.signs[:, :, None] * gradients[:, None, :])
+
+    def mode_owners(self):
+        return self.owners
 
     def switching(self, v, t):
         if not len(self.modes):

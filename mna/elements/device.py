@@ -117,6 +117,12 @@ class Device:
         """The switching functions at the terminal values `v` (as many as `modes`)."""
         return np.empty(0)
 
+    def mode_owners(self) -> np.ndarray:
+        """The instance (an index into `names`) that each switching function belongs to: by
+        default as many functions per instance, in the instances' order."""
+        per_instance = len(self.modes) // self.count if self.count else 0
+        return np.repeat(np.arange(self.count), per_instance)
+
     def switch(self, v: np.ndarray, t: float, crossed: np.ndarray) -> None:
         """The functions `crossed` (a mask over `modes`) have changed sign at `v`: change
         to the laws on their other side."""

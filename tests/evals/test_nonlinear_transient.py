@@ -324,6 +324,18 @@ def test_newton_failing_while_an_event_is_located_is_a_convergence_error(monkeyp
         mna.run(mna.read_string(text))
 
 
+def test_a_chattering_comparison_is_named_among_sources_with_fewer():
+    """Relay feedback: B1 pushes 1 mA towards 0 V into 1 uF from 1 V, reaching 0 V at 1 ms,
+    where its comparison turns back at once. B2, before it, has no comparison: the owners of
+    the switching functions were counted as equally many per source (1 // 2 = 0 each), and
+    naming the chattering one raised an IndexError, an internal error (the differential
+    sweep's behavioural decks 6033, 6082, 6094)."""
+    text = ("relay\nR2 y 0 1k\nB2 0 y I={1m*V(x)}\nC1 x 0 1u IC=1\n"
+            "B1 0 x I={1m*(V(x) > 0 ? -1 : 1)}\n.tran 0.1m 3m uic\n")
+    with pytest.raises(mna.ConvergenceError, match=r"t = 0\.001 s: B1 switches back within"):
+        mna.run(mna.read_string(text))
+
+
 def test_a_switch_that_chatters_is_a_convergence_error():
     """A random deck (ngspice: "timestep too small") whose switch W1 turns back within the
     smallest step of its last change: it failed once Newton could not solve a trial step
