@@ -38,17 +38,23 @@ class Behavioural(Device):
 
     Each comparison ``a > b`` (or ``<``, ``>=``, ``<=``) in an expression is a switching
     function (``a - b``, or ``b - a``), and its truth comes from its mode: between the
-    instants where a comparison changes, the expression is smooth for Newton.
+    instants where a comparison changes, the expression is smooth for Newton. A DC solution
+    from nothing starts with each comparison as it is at rest (every terminal at 0 V, t = 0),
+    as ngspice's first iteration evaluates it: where a circuit has a solution on either
+    side, it settles in ngspice's.
     """
 
     def __init__(self, names, terminals, signs: np.ndarray, function, switches,
-                 owners: np.ndarray):
+                 owners: np.ndarray, strict: np.ndarray):
         super().__init__(names, terminals)
         self.signs = signs
         self.function = function
         self.switches = switches
         self.owners = owners   # the instance of each comparison: each has its own count
         self.modes = np.ones(len(owners))
+        at_rest = self.switching(np.zeros(terminals.shape), 0.0)
+        holds = (at_rest > 0) | ((at_rest == 0) & ~strict) | np.isnan(at_rest)
+        self.modes = np.where(holds, 1.0, -1.0)
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Behavioural:
@@ -57,7 +63,7 @@ class Behavioural(Device):
         width = max(len(instance.terminals) for instance in instances)
         variables = [[sympy.Symbol(f"z{k}_{j}", real=True) for j in range(width)]
                      for k in range(len(instances))]
-        values, gradients, switches, modes, owners = [], [], [], [], []
+        values, gradients, switches, modes, owners, strict = [], [], [], [], [], []
         for k, (own, instance) in enumerate(zip(variables, instances)):
             expression = instance.parameters["expression"].xreplace(
                 {local_symbol(j): own[j] for j in range(width)})
@@ -68,6 +74,7 @@ class Behavioural(Device):
                 mode = sympy.Symbol(f"m{len(modes)}", real=True)
                 modes.append(mode)
                 owners.append(k)
+                strict.append(relation.rel_op in (">", "<"))
                 greater = relation.rel_op in (">", ">=")
                 switches.append(relation.lhs - relation.rhs if greater
                                 else relation.rhs - relation.lhs)
@@ -85,7 +92,7 @@ class Behavioural(Device):
                 signs[row, local] = sign
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, width), signs, function, switching,
-                   np.array(owners, dtype=int))
+                   np.array(owners, dtype=int), np.array(strict, dtype=bool))
 
     def load(self, v, t):
         try:

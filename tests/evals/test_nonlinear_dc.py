@@ -127,6 +127,18 @@ def test_joule_heated_rod_steady_state_is_the_discrete_poisson_solution():
     assert units["V(t0)"] == "K" and units["V(e0)"] == "V"
 
 
+@pytest.mark.parametrize(("nodeset", "expected"), [("", 0.0), (".nodeset V(b)=0.5\n", 1.0)])
+def test_a_comparison_with_a_solution_on_either_side_starts_as_at_rest(nodeset, expected):
+    """V(a) = (V(b) > 0.2 ? 1 : 0) with V(b) = V(a)/2 holds at 0 V and at 1 V. A solution from
+    nothing took every comparison as true and settled at 1 V; ngspice's first iteration sees
+    the comparison at 0 V, false, and settles at 0 V, as mna now does (the differential
+    sweep's deck 6024, 5.8e5 tolerances off). A starting point (.nodeset) picks the other."""
+    (op,) = mna.run(mna.read_string(
+        f"two\nB1 a 0 V={{V(b) > 0.2 ? 1 : 0}}\nR1 a b 1k\nR2 b 0 1k\n{nodeset}.op\n"))
+    values = dict(zip(op.names, op.values))
+    assert values["V(a)"] == expected and values["V(b)"] == expected / 2
+
+
 def test_behavioural_jacobian_matches_finite_differences():
     circuit = mna.read_string(
         "jacobian\n.param g=3\nV1 a 0 1\nR1 a b 2\nR2 b 0 5\n"
