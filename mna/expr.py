@@ -12,6 +12,7 @@ Numbers are SPICE numbers (``2.2k``), as in ngspice.
 from __future__ import annotations
 
 import cmath
+import functools
 import logging
 import math
 import operator
@@ -97,6 +98,28 @@ def _as_truth(sp, condition):
     return _piecewise(sp, condition, sp.Integer(1), sp.Integer(0))
 
 
+@functools.cache
+def _extremum(sp, lesser: bool):
+    """sympy's ``min`` (`lesser`) or ``max`` of two arguments, differentiated as ngspice
+    differentiates them: by the first argument where it is strictly the lesser (greater),
+    else by the second, a tie included (sympy's own Min and Max sort their arguments and
+    split a tie in halves, so a B source's small signal at one, V(in) = 0 in
+    ``max(V(in), 0)``, would differ from ngspice's)."""
+
+    def fdiff(self, argindex=1):
+        a, b = self.args
+        first = sp.Piecewise((1, a < b if lesser else a > b), (0, True))
+        return first if argindex == 1 else 1 - first
+
+    def eval(cls, a, b):   # numbers, once substituted: the value
+        if a.is_number and b.is_number:
+            return sp.Min(a, b) if lesser else sp.Max(a, b)
+        return None
+
+    return type("min" if lesser else "max", (sp.Function,),
+                {"nargs": 2, "fdiff": fdiff, "eval": classmethod(eval)})
+
+
 FUNCTIONS: dict[str, Function] = {
     "sqrt": Function(1, math.sqrt, lambda sp, x: sp.sqrt(x)),
     "exp": Function(1, math.exp, lambda sp, x: sp.exp(x)),
@@ -115,8 +138,8 @@ FUNCTIONS: dict[str, Function] = {
     "tanh": Function(1, math.tanh, lambda sp, x: sp.tanh(x)),
     "abs": Function(1, abs, lambda sp, x: sp.Abs(x)),
     "sign": Function(1, _sign, lambda sp, x: sp.sign(x)),
-    "min": Function(2, min, lambda sp, a, b: sp.Min(a, b)),
-    "max": Function(2, max, lambda sp, a, b: sp.Max(a, b)),
+    "min": Function(2, min, lambda sp, a, b: _extremum(sp, True)(a, b)),
+    "max": Function(2, max, lambda sp, a, b: _extremum(sp, False)(a, b)),
     "pow": Function(2, _power, lambda sp, a, b: sp.Pow(a, b)),
     "floor": Function(1, lambda x: float(math.floor(x)), lambda sp, x: sp.floor(x)),
     "ceil": Function(1, lambda x: float(math.ceil(x)), lambda sp, x: sp.ceiling(x)),

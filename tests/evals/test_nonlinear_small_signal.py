@@ -42,3 +42,19 @@ def test_state_space_of_a_diode_circuit_is_its_linearisation():
     assert ss.states == ("V(a)",)
     assert ss.A[0][0] == pytest.approx(-(1 / 1e3 + 1 / rd) / 1e-6, rel=1e-7)
     assert ss.B[0][0] == pytest.approx(1 / (1e3 * 1e-6), rel=1e-12)
+
+
+@pytest.mark.parametrize(("bias", "expression", "gain"), [
+    (0, "max(V(in), 0)", 0.0), (0, "max(0, V(in))", 1.0), (0, "min(V(in), 0)", 0.0),
+    (0, "min(0, V(in))", 1.0), (0, "max(max(V(in), 0), V(in))", 1.0),
+    (0, "2*max(V(in), V(in))", 2.0), (1, "max(V(in), 0)", 1.0), (1, "min(0, V(in))", 0.0),
+])
+def test_min_and_max_at_a_tie_take_the_slope_of_their_second_argument(bias, expression, gain):
+    """At a tie (an AC source with no DC value, max(V(in), 0)) min and max have no slope of
+    their own: ngspice 39 takes the second argument's, which is what these gains are (each
+    measured in ngspice). sympy's Min and Max sorted their arguments and split a tie in
+    halves: a gain of 0.5 (the differential sweep's behavioural deck 6088, 7.6e7 tolerances
+    off ngspice in .ac)."""
+    (ac,) = mna.run(mna.read_string(f"tie\nV1 in 0 DC {bias} AC 1\nB1 out 0 V={{{expression}}}\n"
+                                    "R1 out 0 1k\n.ac lin 1 1k 1k\n"))
+    assert abs(ac.to_dataframe()["V(out)"].iloc[0]) == pytest.approx(gain, abs=1e-12)
