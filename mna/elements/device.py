@@ -30,12 +30,13 @@ the functions' signs, by default), and a transient watches the functions: where 
 the other sign, it locates the instant, steps onto it and calls `switch` there (by default:
 the crossed modes flip), restarting the integration as after a corner. A kind with more than
 two laws (friction: stuck, sliding either way) keeps its own state and overrides `switch`
-and `settle`. A kind that is affine in its terminal values while its modes hold (a switch,
-Coulomb friction, a contact) sets `linear_in_modes`: when every kind of a circuit does, a
-transient solves each step by one linear solve, reusing the factors while the Jacobian
-stays the same, as for a linear circuit between events. To add a kind:
-subclass `Device`, set `width`, write `build` (stack the instances' parameters into arrays)
-and `load` (`branch` lays out a law between two terminals), and stamp
+and `settle`; one whose instances have functions in different numbers (B sources: one per
+comparison) says whose each is (`mode_owners`). A kind that is affine in its terminal values
+while its modes hold (a switch, Coulomb friction, a contact) sets `linear_in_modes`: when
+every kind of a circuit does, a transient solves each step by one linear solve, reusing the
+factors while the Jacobian stays the same, as for a linear circuit between events. To add a
+kind: subclass `Device`, set `width`, write `build` (stack the instances' parameters into
+arrays) and `load` (`branch` lays out a law between two terminals), and stamp
 `s.device(YourDevice, name, terminals, parameters)` from the element.
 """
 
