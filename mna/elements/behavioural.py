@@ -51,7 +51,6 @@ class Behavioural(Device):
         self.function = function
         self.switches = switches
         self.owners = owners   # the instance of each comparison: each has its own count
-        self.modes = np.ones(len(owners))
         at_rest = self.switching(np.zeros(terminals.shape), 0.0)
         holds = (at_rest > 0) | ((at_rest == 0) & ~strict) | np.isnan(at_rest)
         self.modes = np.where(holds, 1.0, -1.0)
@@ -108,12 +107,12 @@ class Behavioural(Device):
         return self.owners
 
     def switching(self, v, t):
-        if not len(self.modes):
+        if not len(self.owners):
             return np.empty(0)
         try:
             return np.asarray(self.switches(v.ravel().tolist(), t), dtype=float)
         except (ArithmeticError, ValueError):
-            return np.full(len(self.modes), np.nan)
+            return np.full(len(self.owners), np.nan)
 
 
 def _smooth(derivative):
