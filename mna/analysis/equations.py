@@ -92,7 +92,6 @@ class Equations:
         self.across = np.zeros(size, bool)
         self.across[:system.across_count] = True
         self._capacitance = _product(system.c)
-        self.linear_in_modes = all(slots.device.linear_in_modes for slots in self.devices)
         self.stores = np.zeros(size, bool)   # equations that hold a charge
         self.stores[system.c.rows[system.c.values != 0]] = True
         for slots in self.devices:

@@ -16,20 +16,22 @@ factored once. How each step is solved is the strategy of `step_solvers`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mna.analysis.controller import Policy, run_steps
+from mna.analysis.controller import Policy, StepSolver, run_steps
 from mna.analysis.equations import Equations
 from mna.analysis.initial import initial_state
 from mna.analysis.integrators import LinearMultistep, method
 from mna.analysis.step_solvers import LinearSteps, ModalSteps, NewtonSteps, SemiImplicitSteps
 from mna.assembly import NumericBackend, assemble
 from mna.errors import NetlistError, SingularSystemError
-from mna.linalg import factor
+from mna.linalg import Use, factor
 from mna.netlist.requests import check_count
 from mna.results import TableResult
 
@@ -81,17 +83,11 @@ def transient(request, circuit) -> TransientResult:
                            "of this circuit; use method=be, trap or gear2", request.location)
     if scheme.explicit:
         _check_forward_euler(system, hmax, options.solver)
-    equations = Equations(system, options, use="many")
+    build, use = _step_solver(system, options, hmax)
+    equations = Equations(system, options, use=use)
     drive = _Drive(system, tstep, tstop)
     x0 = initial_state(circuit, equations, drive(0.0), request.uic, hmax)
-    if system.is_linear:
-        solver = LinearSteps(equations, hmax)
-    elif options.linearise == "newton" and equations.linear_in_modes:
-        solver = ModalSteps(equations, hmax)
-    elif options.linearise == "newton":
-        solver = NewtonSteps(equations, options.tranmaxiter)
-    else:
-        solver = SemiImplicitSteps(equations, once=options.linearise == "once")
+    solver = build(equations)
     policy = Policy(adaptive, hmax, SMALLEST_STEP * hmax,
                     (options.reltol, options.abstol, options.chgtol, options.trtol),
                     first=min(hmax, min(tstop / 100, tstep) / 10) if adaptive else hmax)
@@ -116,6 +112,22 @@ def transient(request, circuit) -> TransientResult:
     return _result(system, scheme, np.array(times), np.array(rows),
                    np.array(derivative_rows), np.array(inputs), tstep, tstop, tstart,
                    options.interp, getattr(solver, "factorizations", 0))
+
+
+def _step_solver(system, options, hmax: float) -> tuple[Callable[[Equations], StepSolver], Use]:
+    """The strategy that solves the steps of `system` (made from its equations), and how its
+    factorisations are used: kept for many solves (a linear system, one linear in its
+    devices' modes, the semi-implicit step on the first Jacobian), or made for one solve
+    each (Newton's iterations refactor every time, where the fill of an order made for fast
+    solves would only slow them)."""
+    if system.is_linear:
+        return functools.partial(LinearSteps, hmax=hmax), "many"
+    if options.linearise == "newton":
+        if all(device.linear_in_modes for device in system.devices):
+            return functools.partial(ModalSteps, hmax=hmax), "many"
+        return functools.partial(NewtonSteps, iterations=options.tranmaxiter), "once"
+    once = options.linearise == "once"
+    return functools.partial(SemiImplicitSteps, once=once), "many" if once else "once"
 
 
 class TransientResult(TableResult):

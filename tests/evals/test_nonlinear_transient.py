@@ -3,6 +3,8 @@ semi-implicit methods; a step that cannot converge."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -381,3 +383,21 @@ def test_a_dc_circuit_stays_at_its_operating_point_where_rows_have_no_terms():
         assert np.max(np.abs(tran[name] - op[name])) <= 1e-10 * scale
     for name in ("I(V1)", "I(L1)"):
         assert np.max(np.abs(tran[name] - op[name])) <= 1e-10 * abs(op[name])
+
+
+@pytest.mark.skipif(not mna.linalg.klu_available(), reason="no KLU library")
+@pytest.mark.parametrize(("stage", "dissected"), [
+    ("C{k} n{k} 0 1p", True),               # a linear ladder: factors kept for many solves
+    ("D{k} n{k} 0 dmod", False),            # Newton: factors remade at every iteration
+])
+def test_only_factors_kept_for_many_solves_take_a_nested_dissection_order(caplog, stage,
+                                                                          dissected):
+    lines = ["ladder", "V1 n0 0 PULSE(0 1 0 1n 1n 1 2)", ".model dmod D(IS=1e-14)"]
+    for k in range(1, 1201):
+        lines += [f"R{k} n{k - 1} n{k} 100", stage.format(k=k)]
+    circuit = mna.read_string("\n".join([*lines, ".tran 1n 5n", ""]))
+    with caplog.at_level(logging.DEBUG, logger="mna.linalg"):
+        result = transient(circuit)
+    assert "nested dissection order" in caplog.text if dissected else (
+        "nested dissection" not in caplog.text)
+    assert np.all(np.isfinite(result.columns["V(n1)"]))
