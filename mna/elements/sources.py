@@ -18,8 +18,9 @@ from mna.waveforms import TimeExpression, Waveform
 
 @dataclass(eq=False)
 class Source(Element):
-    """Value syntax shared by V and I: ``[DC] v [AC mag [phase]] [waveform]`` in any order; a
-    waveform is ``PULSE(...)`` or, as SPICE also reads it, ``PULSE v1 v2 ...``."""
+    """Value syntax shared by V and I: ``[DC] v [AC mag [phase]] [waveform]`` in any order
+    (``DC=v`` and ``AC=mag`` as well, as ngspice reads them); a waveform is ``PULSE(...)``
+    or, as SPICE also reads it, ``PULSE v1 v2 ...``."""
 
     dc: Value | None
     ac_magnitude: Value
@@ -30,6 +31,7 @@ class Source(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Source:
+        reader = reader.spelled_out(("dc", "ac"))
         nodes = reader.nodes("n+", "n-")
         dc = waveform = None
         ac_magnitude: Value = 0.0

@@ -95,6 +95,24 @@ class FieldReader:
                         if card.options else {})
         self.index = 0
 
+    def spelled_out(self, keys: Collection[str]) -> FieldReader:
+        """The reader of this card with its ``key=value`` fields of `keys` read as the words
+        ``key value ...`` where they stand (ngspice reads a source's ``dc=1`` and ``ac = 1``
+        as ``dc 1`` and ``ac 1``)."""
+        card = self.card
+        moved = [assign for assign in card.options if assign.name.lower() in keys]
+        if not moved:
+            return self
+        runs = [(card.place(i), (field,), (card.place(i),)) for i, field in
+                enumerate(card.fields)]
+        runs += [(a.location, (a.name, *a.values), (a.location, *a.places)) for a in moved]
+        runs.sort(key=lambda run: (run[0].line, run[0].column))
+        spelled = card._replace(
+            fields=tuple(field for _, fields, _ in runs for field in fields),
+            places=tuple(place for _, _, places in runs for place in places),
+            options=tuple(assign for assign in card.options if assign not in moved))
+        return FieldReader(spelled, self.scope, self.usage, self._note_node)
+
     def fail(self, message: str, location: SourceLocation | None = None,
              usage: bool = False) -> NoReturn:
         suffix = f"\n  usage: {self.usage}" if usage else ""

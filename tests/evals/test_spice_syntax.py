@@ -149,6 +149,27 @@ R2 out 0 1k
     assert abs(ac["V(out)"][0]) == pytest.approx(0.25, rel=1e-12)   # AC: 3k
 
 
+def test_source_values_given_as_assignments(ngspice):
+    text = """dc= and ac= on sources
+V1 a 0 ac=2 45 dc=3
+R1 a 0 1k
+V2 b 0 dc = 5 ac = 1
+R2 b 0 1k
+I3 0 c DC=1m SIN(0 1m 1k)
+R3 c 0 1k
+.ac lin 1 1k 1k
+"""
+    ours = op_of(text)
+    theirs = ngspice.run(text.replace(".ac lin 1 1k 1k", ".op"))["op"].data.iloc[0]
+    for node in ("a", "b", "c"):
+        assert ours[f"v({node})"] == pytest.approx(theirs[f"V({node})"], rel=1e-12)
+    (ac,) = mna.run(mna.read_string(text))
+    reference = ngspice.run(text)["ac"].data
+    for node in ("a", "b", "c"):
+        assert np.allclose(ac[f"V({node})"], reference[f"V({node})"], rtol=1e-12, atol=1e-15)
+    assert ac["V(a)"][0] == pytest.approx(2 * np.exp(1j * np.pi / 4), rel=1e-12)
+
+
 def test_polynomial_controlled_sources(ngspice):
     text = """poly
 V1 a 0 2
