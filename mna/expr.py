@@ -76,6 +76,17 @@ def _sign(value: float) -> float:
     return float((value > 0) - (value < 0))
 
 
+def _step(value: float) -> float:
+    """ngspice's ``u``: the unit step, one half at zero."""
+    return 0.5 if value == 0 else float(value > 0)
+
+
+def _nearest(sp, x):
+    """``nint`` in sympy: the nearest whole number, a half to the even one (a number's is
+    exact; an unknown's jumps at the half-integers, where the tie does not matter)."""
+    return sp.Integer(round(float(x))) if x.is_number else sp.floor(x + sp.Rational(1, 2))
+
+
 def _log10(value: float) -> float:
     return math.log10(value)
 
@@ -145,6 +156,24 @@ FUNCTIONS: dict[str, Function] = {
     "ceil": Function(1, lambda x: float(math.ceil(x)), lambda sp, x: sp.ceiling(x)),
     "if": Function(3, lambda c, a, b: a if c != 0 else b,
                    lambda sp, c, a, b: _piecewise(sp, sp.Ne(c, 0), a, b)),
+    # ngspice's further functions (of .param expressions, of B sources, or of both)
+    "asinh": Function(1, math.asinh, lambda sp, x: sp.asinh(x)),
+    "acosh": Function(1, math.acosh, lambda sp, x: sp.acosh(x)),
+    "atanh": Function(1, math.atanh, lambda sp, x: sp.atanh(x)),
+    "arctan": Function(1, math.atan, lambda sp, x: sp.atan(x)),
+    "sgn": Function(1, _sign, lambda sp, x: sp.sign(x)),
+    "sqr": Function(1, lambda x: x * x, lambda sp, x: x * x),
+    "int": Function(1, lambda x: float(math.trunc(x)),
+                    lambda sp, x: sp.sign(x) * sp.floor(sp.Abs(x))),
+    "nint": Function(1, lambda x: float(round(x)), _nearest),
+    "u": Function(1, _step, lambda sp, x: sp.Heaviside(x, sp.Rational(1, 2))),
+    "uramp": Function(1, lambda x: max(x, 0.0), lambda sp, x: x * sp.Heaviside(x, 0)),
+    "u2": Function(1, lambda x: min(max(x, 0.0), 1.0),
+                   lambda sp, x: sp.Piecewise((0, x <= 0), (x, x <= 1), (1, True))),
+    # x^y of |x|, as a .param expression reads pwr; B sources keep the sign of x (pwrs)
+    "pwr": Function(2, lambda x, y: _power(abs(x), y), lambda sp, x, y: sp.Abs(x) ** y),
+    "pwrs": Function(2, lambda x, y: -_power(-x, y) if x < 0 else _power(x, y),
+                     lambda sp, x, y: sp.Piecewise((-((-x) ** y), x < 0), (x ** y, True))),
 }
 
 
@@ -356,10 +385,19 @@ class Expression:
             if name in RELATIONS or name in ("min", "max"):
                 difference = (*parts[0], *parts[1], Instruction("apply", "-", step.offset))
                 found.append(("zero", self._part(difference)))
-            elif name in ("abs", "sign", "if", "?"):
+            elif name in ("abs", "sign", "sgn", "u", "uramp", "pwr", "pwrs", "if", "?"):
                 found.append(("zero", self._part(parts[0])))
-            elif name in ("floor", "ceil"):
+            elif name == "u2":      # corners at 0 and 1
+                found.append(("zero", self._part(parts[0])))
+                one = (*parts[0], Instruction("number", 1.0, step.offset),
+                       Instruction("apply", "-", step.offset))
+                found.append(("zero", self._part(one)))
+            elif name in ("floor", "ceil", "int"):
                 found.append(("integer", self._part(parts[0])))
+            elif name == "nint":    # jumps where x - 1/2 is whole
+                half = (*parts[0], Instruction("number", 0.5, step.offset),
+                        Instruction("apply", "-", step.offset))
+                found.append(("integer", self._part(half)))
             starts.append(begins[0] if begins else index)
         return found
 
@@ -615,6 +653,8 @@ class _Parser:
 
     def call(self, text: str, offset: int) -> None:
         key = text.lower()
+        if key == "pwr" and self.allow_probes and key not in self.functions:
+            key = "pwrs"     # ngspice's B sources keep the sign; its .param expressions not
         self.take()
         if key in ("v", "i"):
             self.probe(key, offset)
@@ -633,8 +673,8 @@ class _Parser:
         self.depth -= 1
         arity = len(user.parameters) if user else FUNCTIONS[key].arity
         if len(starts) != arity:
-            self.fail(f"{key}() takes {arity} argument{'s' * (arity != 1)}, got {len(starts)}",
-                      offset)
+            self.fail(f"{text.lower()}() takes {arity} argument{'s' * (arity != 1)}, got "
+                      f"{len(starts)}", offset)
         if user is None:
             self.emit("apply", key, offset)
             return

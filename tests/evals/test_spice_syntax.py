@@ -170,6 +170,41 @@ R3 c 0 1k
     assert ac["V(a)"][0] == pytest.approx(2 * np.exp(1j * np.pi / 4), rel=1e-12)
 
 
+def test_ngspice_functions_in_parameters_and_behavioural_sources(ngspice):
+    # pwr keeps the sign of its base in a B source, not in a .param expression (as ngspice)
+    text = """functions
+.param p=pwr(-2,3)
+V9 9 0 1
+B1 1 0 V=pwr(-2,3)+0*V(9)
+V3 3 0 {pwr(-2,3)}
+V4 4 0 {p}
+B6 6 0 V=u(0)+uramp(-1)+u2(0.5)+nint(2.5)+sgn(-3)+asinh(1)+0*V(9)
+V7 7 0 {nint(2.5)+nint(-3.5)+int(-2.7)+sqr(3)+arctan(1)+sgn(-2)+atanh(0.5)+acosh(2)}
+R1 1 0 1k
+R3 3 0 1k
+R4 4 0 1k
+R6 6 0 1k
+R7 7 0 1k
+"""
+    assert_op_matches(text, ngspice, ["1", "3", "4", "6", "7"])
+    assert op_of(text + ".op\n")["v(1)"] == -8.0 and op_of(text + ".op\n")["v(3)"] == 8.0
+
+
+def test_ngspice_functions_across_their_corners_in_a_dc_sweep(ngspice):
+    text = """steps, ramps and powers of an unknown
+V1 1 0 0
+B1 2 0 V=u(V(1))+uramp(V(1))+u2(V(1))+sgn(V(1))+nint(V(1)*1.3)+pwr(V(1),3)
+R2 2 0 1k
+B3 3 0 I=1m*pwr(V(3)+V(1),3)+1m*V(3)+1m*asinh(V(3))
+.options reltol=1e-9 abstol=1e-15 vntol=1e-12
+.dc V1 -2.05 2 0.1
+"""
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["dc"].data
+    for node in ("2", "3"):
+        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=0, atol=1e-9)
+
+
 def test_polynomial_controlled_sources(ngspice):
     text = """poly
 V1 a 0 2

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
 import sympy
 
 import mna
+from mna import expr
 from mna.errors import NetlistError
 from mna.expr import parse_expression
 from mna.netlist.model import SourceLocation
@@ -141,3 +143,23 @@ R2 out 0 {rb*(1 + (vs>10))}
     result = mna.operating_point(mna.read_string(text))
     # R1 = 2k, R2 = 2k (vs > 10): a half divider
     assert result["V(out)"] == pytest.approx(6.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(expr.FUNCTIONS))
+def test_each_function_has_one_value_in_floats_and_in_sympy(name):
+    """A parameter's expression is evaluated in floats, a behavioural source's through
+    sympy: both must agree, at ties and corners too (0, halves, 1)."""
+    function = expr.FUNCTIONS[name]
+    points = [-2.5, -1.3, -0.5, 0.0, 0.5, 1.0, 1.5, 3.2][: 8 if function.arity < 3 else 4]
+    compared = 0
+    for args in itertools.product(points, repeat=function.arity):
+        if name == "atan2" and args == (0.0, 0.0):   # sympy leaves it undefined, math: 0
+            continue
+        try:
+            expected = function.numeric(*args)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            continue
+        symbolic = function.symbolic(sympy, *(sympy.Rational(str(a)) for a in args))
+        assert float(symbolic) == pytest.approx(expected, rel=1e-12, abs=1e-15), args
+        compared += 1
+    assert compared > 0
