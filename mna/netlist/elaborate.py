@@ -58,7 +58,9 @@ UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmi
 OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")
-RESERVED = frozenset({"time"})   # names a parameter may not take
+TEMPERATURE = "temper"   # ngspice's name of the circuit's temperature (°C) in expressions
+# names a parameter may not take, and what they are
+RESERVED = {"time": "the simulation time", TEMPERATURE: "the circuit's temperature"}
 MAX_NESTING = 50                 # levels of subcircuit instances
 MAX_ELEMENTS = 2_000_000         # of a netlist, subcircuits expanded (some 4 GB and 30 s to read)
 READ_FIRST = (".global", ".func", ".param")   # at the top level, before the other cards
@@ -107,7 +109,7 @@ class _Elaborator:
         self.nominal: dict[str, float] | None = None   # evaluated for the first .if
         self.conditions: list[tuple[Expression, SourceLocation]] = []   # of parameters
         self.parameters = parameters
-        scope = self.top_scope = Scope(known=frozenset(self.parameter_names),
+        scope = self.top_scope = Scope(known=frozenset(self.parameter_names) | {TEMPERATURE},
                                        functions=functions, globals=globals_,
                                        random=self.random)
         self._cards(top, scope, depth=0)
@@ -118,7 +120,10 @@ class _Elaborator:
             nodes=nodes,
             elements=tuple(self.elements),
             graph=Graph(nodes, self.elements),
-            parameters={**parameters, **self.random.parameters},
+            # the temperature first: it is known once every card is read, and parameters
+            # may read it
+            parameters={TEMPERATURE: self.options.temp, **parameters,
+                        **self.random.parameters},
             parameter_names=self.parameter_names,
             models=self.models,
             options=self.options,
@@ -223,8 +228,8 @@ class _Elaborator:
         for card in cards:
             for item in card.options:
                 if item.name.lower() in RESERVED:
-                    raise NetlistError(f"'{item.name}' is reserved (the simulation time)",
-                                       item.location)
+                    raise NetlistError(f"'{item.name}' is reserved "
+                                       f"({RESERVED[item.name.lower()]})", item.location)
                 value = _braced(assignment(item, item.location))
                 parsed[item.name.lower()] = (item, parse_expression(
                     value.text, value.location, functions=functions))
@@ -239,7 +244,7 @@ class _Elaborator:
             for key, location in expression.names.items():
                 if key in expressions:
                     used.add(key)
-                elif key not in CONSTANTS:
+                elif key not in CONSTANTS and key != TEMPERATURE:
                     raise NetlistError(f"undefined parameter '{key}'", location)
             graph[name] = used
         try:

@@ -114,8 +114,10 @@ class Sweep:
 
     def check(self, circuit: Circuit) -> None:
         if self.is_parameter:
-            if self.name not in circuit.parameters:
-                raise NetlistError(f"undefined parameter '{self.label}'", self.location)
+            if self.name not in circuit.parameter_names:   # temper is the devices' too
+                raise NetlistError(f"undefined parameter '{self.label}'" + (
+                    " (temper is the circuit's temperature: .temp sets it)"
+                    if self.name == "temper" else ""), self.location)
         else:
             circuit.source(self.name, self.location)
 

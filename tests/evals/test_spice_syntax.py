@@ -134,6 +134,27 @@ R3 b 0 2k dtemp=-25 tc1=1e-3
     assert_op_matches(text, ngspice, ["a", "b"])
 
 
+def test_temper_is_the_circuit_temperature_in_expressions(ngspice):
+    text = """temper
+.param p={2*temper}
+V1 in 0 10
+R1 in a {1k*(1 + temper/100)}
+R2 a 0 {p}
+D1 a b dt
+R3 b 0 1k
+.model dt D(IS={1e-14*temper/50})
+.temp 50
+.options reltol=1e-10
+"""
+    assert_op_matches(text, ngspice, ["a", "b"])
+    for card, celsius in (("", 27.0), (".temp 50", 50.0), (".options temp=-5", -5.0)):
+        assert op_of(f"t\nV1 x 0 {{temper}}\nR1 x 0 1\n{card}\n.op\n")["v(x)"] == celsius
+    with pytest.raises(mna.NetlistError, match="'temper' is reserved .the circuit's temp"):
+        mna.read_string("t\n.param temper=1\nR1 a 0 1\n")
+    with pytest.raises(mna.NetlistError, match="temper is the circuit's temperature"):
+        mna.read_string("t\nR1 a 0 {temper}\n.step param temper 0 50 25\n.op\n")
+
+
 def test_ac_resistance(ngspice):
     text = """ac=
 V1 in 0 DC 1 AC 1
