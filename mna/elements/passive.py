@@ -25,6 +25,7 @@ class Passive(Element):
     role: ClassVar[Role]
     keywords: ClassVar[frozenset[str]] = frozenset()   # the physical keywords of the letter
     extras: ClassVar[tuple[str, ...]] = ()     # other key= a subclass reads (`options`)
+    aliases: ClassVar[dict[str, str]] = {}     # other names of some of those keys
     keys: ClassVar[frozenset[str]] = frozenset()   # every key= of the letter
     allowed: ClassVar[str] = ""                # every key=, as the usage lists them
 
@@ -46,7 +47,8 @@ class Passive(Element):
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
                         f"{cls.allowed})", usage=True)
-        options = reader.options(cls.keys)
+        options = {cls.aliases.get(key, key): value
+                   for key, value in reader.options(cls.keys).items()}
         keyword = given[0] if given else None
         value = options.pop(keyword) if keyword else bare
         if value is None:
@@ -102,38 +104,46 @@ class Passive(Element):
 @dataclass(eq=False)
 class Resistor(Passive):
     """A D-type element: resistor, damper, fluid or thermal resistance; as SPICE's, with
-    temperature coefficients (``R (1 + tc1 dT + tc2 dT^2)``, dT from TNOM to the element's
-    ``temp=``, or the circuit's ``.temp`` plus ``dtemp=``) and a resistance of its own in
-    the AC analysis (``ac=``)."""
+    temperature coefficients (``R (1 + tc1 dT + tc2 dT^2)``, or ``R 1.01^(tce dT)`` where
+    ``tce=`` is given, dT from TNOM to the element's ``temp=``, or the circuit's ``.temp``
+    plus ``dtemp=``), a resistance of its own in the AC analysis (``ac=``), and ngspice's
+    ``scale=`` (times R) and ``m=`` (that many in parallel)."""
 
     tc1: Value = 0.0
     tc2: Value = 0.0
+    tce: Value | None = None
     temp: Value | None = None
     dtemp: Value = 0.0
     ac: Value | None = None
+    m: Value = 1.0
+    scale: Value = 1.0
 
     prefix = "R"
-    usage = ("Rname n+ n- value [tc1= tc2= temp= dtemp= ac=] | Rname n+ n- R=|b=value | "
-             "Rname n+ n- model")
+    usage = ("Rname n+ n- value [tc1=|tc= tc2= tce= temp= dtemp= ac= m= scale=] | "
+             "Rname n+ n- R=|b=value | Rname n+ n- model")
     letter = "R"
     role = Role.DISSIPATOR
-    extras = ("tc1", "tc2", "temp", "dtemp", "ac")
+    extras = ("tc1", "tc", "tc2", "tce", "temp", "dtemp", "ac", "m", "scale")
+    aliases = {"tc": "tc1"}
 
     def has_small_signal_values(self) -> bool:
         return self.ac is not None
 
     def resistance(self, s) -> Value:
-        """The analog value at the element's temperature (AC: ``ac=`` where given)."""
-        if s.small_signal and self.ac is not None:
-            return s.value(self.ac)
-        value = self.analog(s)
-        if self.tc1 == 0.0 and self.tc2 == 0.0:
-            return value
-        options = s.circuit.options
-        temperature = s.value(self.temp) if self.temp is not None else (
-            options.temp + s.value(self.dtemp))
-        rise = temperature - options.tnom
-        return value * (1 + s.value(self.tc1) * rise + s.value(self.tc2) * rise**2)
+        """The analog value (AC: ``ac=`` where given) at the element's temperature, scaled
+        and divided among its `m` parallel copies, as ngspice's."""
+        value = s.value(self.ac) if s.small_signal and self.ac is not None else (
+            self.analog(s))
+        if (self.tc1, self.tc2, self.tce) != (0.0, 0.0, None):
+            options = s.circuit.options
+            temperature = s.value(self.temp) if self.temp is not None else (
+                options.temp + s.value(self.dtemp))
+            rise = temperature - options.tnom
+            value = value * (1.01 ** (s.value(self.tce) * rise) if self.tce is not None
+                             else 1 + s.value(self.tc1) * rise + s.value(self.tc2) * rise**2)
+        if (self.scale, self.m) != (1.0, 1.0):
+            value = value * s.value(self.scale) / s.value(self.m)
+        return value
 
     def conductance(self, s) -> Value:
         """``1 / resistance``; a number that has none (a parameter made it 0) is an error

@@ -155,6 +155,25 @@ R3 b 0 1k
         mna.read_string("t\nR1 a 0 {temper}\n.step param temper 0 50 25\n.op\n")
 
 
+def test_resistor_tc_tce_scale_and_multiplicity(ngspice):
+    text = """tc= tce= m= scale=, and ac= at a temperature
+.temp 75
+V1 in 0 DC 10 AC 1
+R1 in a 1k tc1=2e-3 tc2=1e-5
+R2 a b 1k tc=4e-3 ac=5k
+R3 b c 2k tce=0.7 tc1=1
+R4 c d 1k m=2
+R5 d 0 1k scale=3
+.options reltol=1e-10
+"""
+    assert_op_matches(text, ngspice, ["a", "b", "c", "d"])
+    ac = text + ".ac lin 1 1k 1k\n"
+    (ours,) = mna.run(mna.read_string(ac))
+    theirs = ngspice.run(ac)["ac"].data
+    for node in ("a", "b", "c", "d"):
+        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=1e-9)
+
+
 def test_ac_resistance(ngspice):
     text = """ac=
 V1 in 0 DC 1 AC 1
