@@ -44,8 +44,8 @@ CASES = {
         "t\nV1 a 0 1\nTF1 a 0 b 0 2 3\nR1 b 0 1\n",
         r"unexpected field '3'", 3, 15),
     "unknown keyword": (
-        "t\nV1 a 0 1\nR1 a 0 1 tc=2\n",
-        r"unknown parameter 'tc=' \(allowed: .*r=, tc1=", 3, 10),
+        "t\nV1 a 0 1\nR1 a 0 1 tcx=2\n",
+        r"unknown parameter 'tcx=' \(allowed: .*r=, scale=, tc=, tc1=", 3, 10),
     "bad number": (
         "t\nV1 a 0 1\nR1 a 0 1x2\n",
         r"bad number '1x2' for value", 3, 8),
