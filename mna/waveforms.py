@@ -52,6 +52,10 @@ class Waveform:
         """`value` at each of `times`."""
         return np.array([self.value(float(t), tstep, tstop, before) for t in np.ravel(times)])
 
+    def parameters(self) -> tuple:
+        """Every value it is given (numbers, or expressions of parameters)."""
+        return self.args
+
     def invalid(self) -> str | None:
         """Why these (numeric) arguments make no waveform, or None."""
         return None
@@ -165,14 +169,44 @@ class Exponential(Waveform):
 
 @dataclass(frozen=True)
 class PiecewiseLinear(Waveform):
+    """ngspice's ``PWL(...) r=t td=d``: shifted later by `delay`; with `repeat` (a time
+    point before the last, or -1 for none), what follows that point repeats for ever."""
+
+    repeat: float | Expression | None = None
+    delay: float | Expression = 0.0
+
     keyword = "pwl"
     arity = (2, 10**9)
-    usage = "PWL(t1 v1 [t2 v2 ...])"
+    usage = "PWL(t1 v1 [t2 v2 ...]) [r=t] [td=delay]"
+
+    def resolve(self, backend) -> PiecewiseLinear:
+        repeat = None if self.repeat is None else backend.evaluate(self.repeat)
+        return PiecewiseLinear(tuple(backend.evaluate(a) for a in self.args),
+                               None if repeat is not None and repeat < -0.5 else repeat,
+                               backend.evaluate(self.delay))
+
+    def parameters(self) -> tuple:
+        return (*self.args, self.delay, *(() if self.repeat is None else (self.repeat,)))
+
+    def _period(self) -> float | None:
+        """The span that repeats (None: none does)."""
+        if self.repeat is None or self.repeat < -0.5:
+            return None
+        return self.args[-2] - self.repeat
 
     def value(self, t, tstep, tstop, before=False):
         """At a time given twice, the second value (the jump has happened), or with
-        `before` the first."""
+        `before` the first; where a repetition starts again, likewise the first period's
+        end or the next one's start."""
         times, levels = self.args[0::2], self.args[1::2]
+        t -= self.delay
+        period = self._period()
+        if period is not None and t > times[-1]:
+            since = (t - self.repeat) % period
+            if min(since, period - since) <= 1e-12 * period:   # at a repetition's start
+                t = times[-1] if before else self.repeat
+            else:
+                t = self.repeat + since
         k = (bisect.bisect_left if before else bisect.bisect_right)(times, t)
         if k == 0:
             return levels[0]
@@ -187,10 +221,25 @@ class PiecewiseLinear(Waveform):
             if times[k] < times[k - 1]:
                 return (f"PWL times must not decrease: t{k + 1} = {times[k]:g} comes after "
                         f"t{k} = {times[k - 1]:g}")
+        if isinstance(self.repeat, float) and self.repeat >= -0.5 and (
+                self.repeat not in times or self.repeat >= times[-1]):
+            return (f"PWL r={self.repeat:g} must be one of its time points before the last "
+                    f"({times[-1]:g}), or -1 for no repetition")
         return None
+
+    def corner_count(self, tstep, tstop):
+        period = self._period()
+        repeats = 0.0 if period is None else max(0.0, tstop - self.delay) / period
+        return len(self.args) / 2 * (repeats + 1)
 
     def breakpoints(self, tstep, tstop):
         times = np.asarray(self.args[0::2], float)
+        period = self._period()
+        if period is not None:
+            again = times[times > self.repeat]
+            count = int(np.ceil(max(0.0, tstop - self.delay - times[-1]) / period)) + 1
+            times = np.concatenate([times, *(again + k * period for k in range(1, count + 1))])
+        times = times + self.delay
         return times[(times > 0) & (times <= tstop)]
 
 

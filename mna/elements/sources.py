@@ -13,7 +13,7 @@ from mna.expr import Expression, Value
 from mna.netlist.fields import FieldReader
 from mna.netlist.model import Braced, Call, field_text
 from mna.units import parse_number
-from mna.waveforms import TimeExpression, Waveform
+from mna.waveforms import PiecewiseLinear, TimeExpression, Waveform
 
 
 @dataclass(eq=False)
@@ -113,7 +113,10 @@ def _waveform(reader: FieldReader, name: str, arguments: tuple[Value, ...],
     if not low <= len(arguments) <= high or (kind.keyword == "pwl" and len(arguments) % 2):
         reader.fail(f"{name} takes {kind.usage}", location)
     wave = kind(arguments)
-    if all(isinstance(a, float) for a in wave.args) and (problem := wave.invalid()):
+    if kind is PiecewiseLinear:
+        repeat, delay = reader.option("r", "PWL repeat time"), reader.option("td", "PWL delay")
+        wave = PiecewiseLinear(wave.args, repeat, 0.0 if delay is None else delay)
+    if all(isinstance(a, float) for a in wave.parameters()) and (problem := wave.invalid()):
         reader.fail(problem, location)
     return wave
 

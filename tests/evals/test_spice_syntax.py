@@ -245,6 +245,49 @@ B3 3 0 I=1m*pwr(V(3)+V(1),3)+1m*V(3)+1m*asinh(V(3))
         assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=0, atol=1e-9)
 
 
+def test_pwl_repeat_and_delay(ngspice):
+    text = """PWL r= td=
+V1 a 0 PWL(0 0 1m 1 2m 1 3m 0) r=1m td=0.5m
+R1 a 0 1k
+V2 b 0 PWL(0 0 1m 1 2m 0) r=0
+R2 b 0 1k
+V3 c 0 pwl 0 0 1m 1 2m 0 td=0.2m
+R3 c 0 1k
+V4 d 0 PWL(0 1 1m 2) r=-1
+R4 d 0 1k
+.tran 10u 10m
+"""
+
+    def expected(time, points, repeat=None, delay=0.0, left=False):
+        """The waveform; with `left`, the end of a period where the next one starts."""
+        times, levels = np.array(points[0::2]), np.array(points[1::2])
+        local = time - delay
+        if repeat is not None:
+            period = times[-1] - repeat
+            since = (local - repeat) % period
+            wrap = np.minimum(since, period - since) < 1e-9 * period
+            again = np.where(wrap, times[-1] if left else repeat, repeat + since)
+            local = np.where(local > times[-1], again, local)
+        return np.interp(local, times, levels)
+
+    waves = {"a": ((0, 0, 1e-3, 1, 2e-3, 1, 3e-3, 0), 1e-3, 0.5e-3),
+             "b": ((0, 0, 1e-3, 1, 2e-3, 0), 0.0, 0.0),
+             "c": ((0, 0, 1e-3, 1, 2e-3, 0), None, 0.2e-3),
+             "d": ((0, 1, 1e-3, 2), None, 0.0)}
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["tran"].data
+    for node, wave in waves.items():
+        for result in (ours, theirs):   # where it jumps, either side (mna: the left one)
+            time, value = np.asarray(result["time"]), np.asarray(result[f"V({node})"])
+            error = np.minimum(np.abs(value - expected(time, *wave)),
+                               np.abs(value - expected(time, *wave, left=True)))
+            assert np.max(error) < 1e-9, node
+    corners = 1e-3 + 2e-3 * np.arange(4) + 0.5e-3   # where V(a) starts again (and others)
+    assert np.all(np.min(np.abs(np.asarray(ours["time"])[:, None] - corners), axis=0) < 1e-12)
+    with pytest.raises(mna.NetlistError, match="r=0.5 must be one of its time points"):
+        mna.read_string("t\nV1 a 0 PWL(0 0 1 1) r=0.5\nR1 a 0 1\n.tran 1m 2\n")
+
+
 def test_polynomial_controlled_sources(ngspice):
     text = """poly
 V1 a 0 2
