@@ -121,8 +121,8 @@ def _measure(circuit, measure: Measure, table) -> float:
     if measure.kind == "when":
         return _crossing(circuit, table, x, measure.when)
     if measure.kind == "trig":
-        return _crossing(circuit, table, x, measure.target) - _crossing(circuit, table, x,
-                                                                       measure.when)
+        return _instant(circuit, table, x, measure.target) - _instant(circuit, table, x,
+                                                                     measure.when)
     y = _values(circuit, table, measure.output)
     if len(x) > 1 and x[0] > x[-1]:   # a sweep that runs down (.dc V1 5 0 -1): read it upwards
         x, y = x[::-1], y[::-1]
@@ -162,6 +162,11 @@ def _within(x: np.ndarray, start: float, stop: float) -> bool:
     """Whether ``[start, stop]`` is an interval within the axis `x` (to its round-off)."""
     slack = 1e-9 * (x[-1] - x[0])
     return x[0] - slack <= start <= stop <= x[-1] + slack
+
+
+def _instant(circuit, table, x: np.ndarray, instant: Crossing | float) -> float:
+    """TRIG's or TARG's instant: a crossing's, or one given (``AT=x``)."""
+    return instant if isinstance(instant, float) else _crossing(circuit, table, x, instant)
 
 
 def _crossing(circuit, table, x: np.ndarray, crossing: Crossing) -> float:

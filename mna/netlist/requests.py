@@ -377,7 +377,8 @@ class Crossing:
 @dataclass(frozen=True)
 class Measure:
     """``.meas[ure] tran|dc|ac|op name ...`` in ngspice's common forms: ``FIND out AT=x``,
-    ``FIND out WHEN out2=v``, ``WHEN out=v``, ``TRIG ... TARG ...``, ``AVG|RMS|MIN|MAX|PP|INTEG
+    ``FIND out WHEN out2=v``, ``WHEN out=v``, ``TRIG ... TARG ...`` (each a crossing or
+    ``AT=x``), ``AVG|RMS|MIN|MAX|PP|INTEG
     out [FROM=x] [TO=x]``, ``DERIV out AT=x``, each crossing with ``RISE|FALL|CROSS=n`` and
     ``TD=``."""
 
@@ -386,15 +387,15 @@ class Measure:
     kind: str
     output: OutputName | None = None
     at: float | None = None
-    when: Crossing | None = None
-    target: Crossing | None = None
+    when: Crossing | float | None = None      # TRIG AT=x and TARG AT=x: a fixed instant
+    target: Crossing | float | None = None
     start: float | None = None
     stop: float | None = None
     location: SourceLocation | None = None
 
     usage = (".meas tran|dc|ac|op name FIND out AT=x | FIND out WHEN out=v [RISE=n] [TD=x] | "
-             "WHEN out=v | TRIG out VAL=v [RISE=n] TARG out VAL=v | AVG|RMS|MIN|MAX|PP|INTEG "
-             "out [FROM=x] [TO=x] | DERIV out AT=x")
+             "WHEN out=v | TRIG out VAL=v [RISE=n]|AT=x TARG out VAL=v|AT=x | "
+             "AVG|RMS|MIN|MAX|PP|INTEG out [FROM=x] [TO=x] | DERIV out AT=x")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Measure:
@@ -410,10 +411,10 @@ class Measure:
         if kind == "when":
             spec = {"when": measure.crossing()}
         elif kind == "trig":
-            trigger = measure.crossing(value_key="val")
+            trigger = measure.instant()
             if reader.keyword("targ") is None:
                 reader.fail("TRIG needs its TARG", usage=True)
-            spec = {"when": trigger, "target": measure.crossing(value_key="val")}
+            spec = {"when": trigger, "target": measure.instant()}
         else:
             spec = {"output": measure.output()}
             if kind == "find" and reader.keyword("when"):
@@ -432,7 +433,7 @@ class Measure:
     @property
     def outputs(self) -> tuple[OutputName, ...]:
         found = [self.output] if self.output is not None else []
-        found += [c.output for c in (self.when, self.target) if c is not None]
+        found += [c.output for c in (self.when, self.target) if isinstance(c, Crossing)]
         return tuple(found)
 
 
@@ -458,6 +459,14 @@ class _MeasureReader:
             self.reader.take("option")
             found[item.name.lower()] = self._number(item)
         return found
+
+    def instant(self) -> Crossing | float:
+        """``AT=x`` (a fixed instant) or a crossing ``out VAL=v ...`` (TRIG's and TARG's)."""
+        item = self.reader.peek()
+        if isinstance(item, Assign) and item.name.lower() == "at":
+            self.reader.take("AT=")
+            return self._number(item)
+        return self.crossing(value_key="val")
 
     def crossing(self, value_key: str | None = None) -> Crossing:
         """``out=v`` (or ``out VAL=v``) then ``RISE|FALL|CROSS=n`` and ``TD=``."""

@@ -55,6 +55,18 @@ def test_measurements_against_the_closed_form():
     assert math.isnan(measured(MEASURED + ".meas tran never WHEN V(out)=2\n")["never"])
 
 
+@pytest.mark.ngspice
+def test_trig_and_targ_at_a_given_instant(ngspice):
+    """``TRIG AT=x`` against ngspice (whose ``TARG AT=x`` crashes it) and the closed form."""
+    text = MEASURED + (".meas tran fromat TRIG AT=0.5m TARG V(out) VAL=0.5 RISE=1\n"
+                       ".meas tran toat TRIG V(in) VAL=0.5 RISE=1 TARG AT=2m\n")
+    ours = measured(text)
+    theirs = printed(ngspice.printout(text.replace(".meas tran toat", "*")))
+    assert ours["fromat"] == pytest.approx(theirs["fromat"], rel=1e-3)
+    assert ours["fromat"] == pytest.approx(ours["tcross"] - 0.5e-3, rel=1e-12)
+    assert ours["toat"] == pytest.approx(2e-3 - (1e-4 + 0.5e-6), rel=1e-9)
+
+
 def test_measurements_are_written_to_meas_csv(tmp_path):
     netlist = tmp_path / "m.net"
     netlist.write_text(MEASURED)
