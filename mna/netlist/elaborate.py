@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
 
 from mna.circuit import OPTION_CHOICES, Circuit, Model, Node, Options
@@ -68,11 +69,15 @@ READ_FIRST = (".global", ".func", ".param")   # at the top level, before the oth
 
 @dataclass(frozen=True)
 class Subcircuit:
+    """A ``.subckt`` definition; `local` holds those defined inside it, which only its
+    body (and theirs) can instantiate, as in ngspice."""
+
     name: str
     ports: tuple[str, ...]
     defaults: tuple[Assign, ...]
     body: tuple[Card, ...]
     location: SourceLocation
+    local: Mapping[str, Subcircuit] = field(default_factory=dict)
 
 
 def elaborate(netlist: Netlist) -> Circuit:
@@ -84,6 +89,7 @@ class _Elaborator:
     def __init__(self, netlist: Netlist):
         self.netlist = netlist
         self.subcircuits: dict[str, Subcircuit] = {}
+        self.expanding: list[Mapping[str, Subcircuit]] = []   # the local definitions in reach
         self.nodes: dict[str, Node] = {}   # electrical until `_domains` places them
         self.elements: list[Element] = []
         self.elements_by_key: dict[str, Element] = {}
@@ -161,15 +167,16 @@ class _Elaborator:
         and of those, by key, the cards read before all others (`READ_FIRST`)."""
         top: list[Card] = []
         first: dict[str, list[Card]] = {key: [] for key in READ_FIRST}
-        stack: list[tuple[Card, list[Card]]] = []
+        # the definitions open: their card, body and the definitions inside them
+        stack: list[tuple[Card, list[Card], dict[str, Subcircuit]]] = []
         for card in cards:
             key = card.key
             if key == ".subckt":
-                stack.append((card, []))
+                stack.append((card, [], {}))
             elif key == ".ends":
                 if not stack:
                     raise NetlistError(".ends without .subckt", card.location)
-                self._define(*stack.pop())
+                self._define(*stack.pop(), stack[-1][2] if stack else self.subcircuits)
             elif stack:
                 stack[-1][1].append(card)
             else:
@@ -180,7 +187,10 @@ class _Elaborator:
             raise NetlistError(".subckt has no .ends", stack[-1][0].location)
         return top, first
 
-    def _define(self, card: Card, body: list[Card]) -> None:
+    def _define(self, card: Card, body: list[Card], local: dict[str, Subcircuit],
+                scope: dict[str, Subcircuit]) -> None:
+        """Define the subcircuit of `card` in `scope` (the top level's, or the definitions
+        of the subcircuit around it)."""
         words = [f for f in card.fields if isinstance(f, str) and f.lower() != "params:"]
         if not words:
             raise NetlistError("usage: .subckt name port ... [params: p=default ...]",
@@ -191,10 +201,10 @@ class _Elaborator:
             if key in keys[:index]:
                 raise NetlistError(f"port '{ports[index]}' is listed twice",
                                    card.place(card.fields.index(ports[index], index + 1)))
-        if name.lower() in self.subcircuits:
+        if name.lower() in scope:
             raise NetlistError(f"subcircuit '{name}' is defined twice", card.place(0))
-        self.subcircuits[name.lower()] = Subcircuit(name, tuple(ports), card.options,
-                                                    tuple(body), card.location)
+        scope[name.lower()] = Subcircuit(name, tuple(ports), card.options, tuple(body),
+                                         card.location, local)
 
     def _functions(self, cards: list[Card], functions: dict[str, UserFunction]
                    ) -> dict[str, UserFunction]:
@@ -412,7 +422,8 @@ class _Elaborator:
         if not words:
             raise NetlistError(f"missing subcircuit name\n  usage: {usage}", card.location)
         *connections, (name_index, name) = words
-        sub = self.subcircuits.get(name.lower())
+        sub = next((found for definitions in (*reversed(self.expanding), self.subcircuits)
+                    if (found := definitions.get(name.lower())) is not None), None)
         if sub is None:
             raise NetlistError(f"unknown subcircuit '{name}'", card.place(name_index))
         if len(connections) != len(sub.ports):
@@ -453,7 +464,9 @@ class _Elaborator:
         for inner_card in body:  # local .param cards first, in order, as SPICE reads them
             if inner_card.key == ".param":
                 inner = self._local_parameters(inner_card, inner)
+        self.expanding.append(sub.local)
         self._cards(body, inner, depth + 1)
+        self.expanding.pop()
 
     def _local_parameters(self, card: Card, scope: Scope) -> Scope:
         """A ``.param`` card inside a subcircuit: values in the instance's scope."""

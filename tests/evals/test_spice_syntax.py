@@ -81,6 +81,37 @@ R3 a b 1k
     assert_op_matches(text, ngspice, ["a", "b"])
 
 
+def test_a_subcircuit_defined_inside_another_is_local_to_it(ngspice):
+    text = """nested definitions
+I1 0 a 1m
+X1 a 0 outer1
+I2 0 b 1m
+X2 b 0 outer2
+I3 0 c 1m
+X3 c 0 cell
+.subckt outer1 p q
+.subckt cell p q
+R1 p q 1k
+.ends
+X1 p q cell
+.ends
+.subckt outer2 p q
+.subckt cell p q
+R1 p q 2k
+.ends
+X1 p q cell
+.ends
+.subckt cell p q
+R1 p q 3k
+.ends
+"""
+    assert_op_matches(text, ngspice, ["a", "b", "c"])
+    assert [op_of(text + ".op\n")[f"v({n})"] for n in "abc"] == pytest.approx([1, 2, 3])
+    with pytest.raises(mna.NetlistError, match="unknown subcircuit 'inner'"):
+        mna.read_string("t\nX1 a 0 inner\nR1 a 0 1\n.subckt outer p q\n.subckt inner p q"
+                        "\nR1 p q 1\n.ends\n.ends\n")
+
+
 def test_library_sections(ngspice, tmp_path):
     library = tmp_path / "parts.lib"
     library.write_text("* parts\n.lib low\nRl a 0 1k\n.endl\n.lib high\nRl a 0 9k\n.endl\n")
