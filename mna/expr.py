@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 TOKEN = re.compile(
     r"\s*(?:(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[A-Za-z]*)"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_.#]*)"
-    r"|(?P<op>\*\*|&&|\|\||==|!=|<=|>=|[-+*/^(),<>!?:]))"
+    r"|(?P<op>\*\*|&&|\|\||==|!=|<=|>=|[-+*/^(),<>!?:=]))"
 )
 MAX_DEPTH = 100   # nesting of parentheses, calls and unary operators
 MAX_PROGRAM = 100_000   # operations of one expression, .func calls expanded
@@ -508,28 +508,30 @@ def _reason(name: str, arguments: list[float], error: Exception) -> str:
 
 
 def parse_expression(text: str, location: SourceLocation, *, time: bool = False,
-                     probes: bool = False,
-                     functions: Mapping[str, UserFunction] | None = None) -> Expression:
+                     probes: bool = False, functions: Mapping[str, UserFunction] | None = None,
+                     condition: bool = False) -> Expression:
     """Parse `text`, which starts at `location`; `time` and `probes` allow ``time`` and
-    ``V()``/``I()``; `functions` are the ``.func`` definitions in scope.
+    ``V()``/``I()``; `functions` are the ``.func`` definitions in scope; in a `condition`
+    (ngspice's ``.if``) a lone ``=`` compares, as ``==``.
 
     >>> from mna.netlist.model import SourceLocation
     >>> parse_expression("2^3^2 + (1 < 2)", SourceLocation("x.net", 1, 1)).evaluate({})
     513.0
     """
-    return _Parser(text, location, time, probes, functions or {}).parse()
+    return _Parser(text, location, time, probes, functions or {}, condition).parse()
 
 
 class _Parser:
     """Precedence climbing over a small tokenizer, emitting the program in postfix order."""
 
     def __init__(self, text: str, location: SourceLocation, time: bool, probes: bool,
-                 functions: Mapping[str, UserFunction]):
+                 functions: Mapping[str, UserFunction], condition: bool = False):
         self.text = text
         self.location = location
         self.allow_time = time
         self.allow_probes = probes
         self.functions = functions
+        self.condition = condition
         self.tokens = self._tokenize()
         self.index = 0
         self.depth = 0
@@ -546,8 +548,12 @@ class _Parser:
                     break
                 self.fail(f"unexpected {rest.lstrip()[0]!r} in expression",
                           position + len(rest) - len(rest.lstrip()))
-            kind = match.lastgroup
-            tokens.append((kind, match.group(kind), match.start(kind)))
+            kind, text = match.lastgroup, match.group(match.lastgroup)
+            if text == "=":
+                if not self.condition:
+                    self.fail("unexpected '=' in expression", match.start(kind))
+                text = "=="
+            tokens.append((kind, text, match.start(kind)))
             position = match.end()
         tokens.append(("end", "", len(self.text)))
         return tokens
@@ -663,9 +669,11 @@ class _Parser:
         if user is None and key not in FUNCTIONS:
             self.fail(f"unknown function '{text}'", offset)
         self.nested(offset)
-        starts = [len(self.program)]
-        self.binary(0)
-        while self.peek()[1] == ",":
+        starts = []
+        if self.peek()[1] != ")":     # f() calls a .func of no arguments
+            starts.append(len(self.program))
+            self.binary(0)
+        while starts and self.peek()[1] == ",":
             self.take()
             starts.append(len(self.program))
             self.binary(0)
@@ -681,7 +689,7 @@ class _Parser:
         # a .func call: its body with each parameter replaced by its argument's program
         arguments = [Expression(tuple(self.program[begin:end]), "", self.location)
                      for begin, end in zip(starts, [*starts[1:], len(self.program)])]
-        del self.program[starts[0]:]
+        del self.program[len(self.program) if not starts else starts[0]:]
         uses = Counter(s.argument for s in user.body.program if s.code == "name")
         grown = len(self.program) + len(user.body.program) + sum(
             uses[name] * (len(argument.program) - 1)

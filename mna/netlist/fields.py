@@ -61,11 +61,11 @@ class Scope:
         """The hierarchical name of element `word` here (``X1.R2``)."""
         return self.prefix + word
 
-    def expression(self, braced: Braced, *, time: bool = False,
-                   probes: bool = False) -> Expression:
+    def expression(self, braced: Braced, *, time: bool = False, probes: bool = False,
+                   condition: bool = False) -> Expression:
         """`braced` parsed here: its names must be parameters in scope."""
         parsed = parse_expression(braced.text, braced.location, time=time, probes=probes,
-                                  functions=self.functions)
+                                  functions=self.functions, condition=condition)
         for name, location in parsed.names.items():
             if name not in self.known and name not in ("pi", "e"):
                 raise NetlistError(f"undefined parameter '{name}'", location)

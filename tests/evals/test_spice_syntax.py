@@ -141,6 +141,24 @@ R2 a 0 9k
     assert op_of(text + ".op\n")["v(a)"] == pytest.approx(7.5, rel=1e-12)
 
 
+def test_a_lone_equals_sign_compares_in_a_condition_and_a_func_may_take_nothing(ngspice):
+    text = """if (a = b), f()
+.param corner=2
+.func three() {3}
+V1 in 0 {three()}
+R1 in a 1k
+.if (corner = 1)
+R2 a 0 1k
+.elseif (corner = 2)
+R2 a 0 3k
+.endif
+"""
+    assert_op_matches(text, ngspice, ["a"])
+    assert op_of(text + ".op\n")["v(a)"] == pytest.approx(2.25, rel=1e-12)
+    with pytest.raises(mna.NetlistError, match="unexpected '=' in expression"):
+        mna.read_string("t\nR1 a 0 {1 = 1}\n")
+
+
 @pytest.mark.parametrize("varies", [".step param p list 1 2\n.op\n", ".dc param p 0 2 1\n",
                                     ".mc 3 seed=1\n.op\n"])
 def test_a_condition_on_a_varied_parameter_is_refused(varies):
