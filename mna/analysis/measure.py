@@ -4,21 +4,25 @@ measures them, gathered in one result (``meas.csv``).
 A quantity is read along the analysis's independent variable (time, the swept value,
 frequency: magnitudes of AC phasors), linearly between its points; a crossing is where it
 passes a value, counted by its rises, falls or both from ``TD=`` on; an average, an RMS and
-an integral are trapezoidal. A measurement that finds nothing (a value never crossed, a
-point or a window outside the analysis's range) is NaN with a warning, as ngspice's
-"failed" ones.
+an integral are trapezoidal, over the part of their window within the analysis's range. A
+measurement that finds nothing (a value never crossed, a point or a window outside the
+range) is NaN with a warning, as ngspice's "failed" ones.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from mna.analysis import part_of
+from mna.assembly import NumericBackend
 from mna.errors import NetlistError
+from mna.expr import Expression, Value
 from mna.netlist.requests import Crossing, Measure
 from mna.results import Result
 
@@ -60,7 +64,15 @@ class MeasureResult(Result):
 def measurements(circuit, results: list[Result]) -> MeasureResult:
     """Every ``.meas`` and ``.four`` of `circuit`, on the first of `results` of its kind."""
     names, values, units = [], [], []
-    for measure in circuit.measures:
+    parameters = NumericBackend(circuit).values
+    for measure in circuit.measures:   # each may read the parameters and those before it
+        known = {**parameters, **{name.lower(): value for name, value in zip(names, values)}}
+        if measure.expression is not None:    # PARAM=: of those values, no table
+            names.append(measure.name)
+            values.append(_number(measure.expression, known))
+            units.append("")
+            continue
+        measure = measure.resolved(functools.partial(_number, known=known))
         table = _table(results, measure.analysis, f".meas {measure.name}", measure.location)
         value = _measure(circuit, measure, table)
         if math.isnan(value):
@@ -78,6 +90,12 @@ def measurements(circuit, results: list[Result]) -> MeasureResult:
                 units.append("deg" if "phase" in name else "%" if name == "thd" else
                              "" if "normalized" in name else circuit.unit(output))
     return MeasureResult(tuple(names), tuple(values), tuple(units))
+
+
+def _number(value: Value, known: Mapping[str, float]) -> float:
+    """A measurement's number, or its expression's value with `known` parameters and
+    earlier measurements."""
+    return value.evaluate(known) if isinstance(value, Expression) else value
 
 
 def _table(results: list[Result], kind: str, what: str,
@@ -135,8 +153,10 @@ def _measure(circuit, measure: Measure, table) -> float:
         return float(np.interp(measure.at, x, y))
     if measure.kind == "deriv":   # undefined on a single point, as a crossing never made
         return float(np.interp(measure.at, x, np.gradient(y, x))) if len(x) > 1 else math.nan
-    start = x[0] if measure.start is None else measure.start
-    stop = x[-1] if measure.stop is None else measure.stop
+    # a window reaching past the analysis is cut to it, as ngspice's; one wholly outside
+    # it (or reversed) finds nothing
+    start = x[0] if measure.start is None else max(measure.start, x[0])
+    stop = x[-1] if measure.stop is None else min(measure.stop, x[-1])
     if not _within(x, start, stop):
         return math.nan
     inside = (x > start) & (x < stop)
@@ -144,6 +164,8 @@ def _measure(circuit, measure: Measure, table) -> float:
     ys = np.r_[np.interp(start, x, y), y[inside], np.interp(stop, x, y)]
     if measure.kind in ("min", "max"):
         return float(ys.min() if measure.kind == "min" else ys.max())
+    if measure.kind in ("min_at", "max_at"):    # where the first extreme is
+        return float(xs[np.argmin(ys) if measure.kind == "min_at" else np.argmax(ys)])
     if measure.kind == "pp":
         with np.errstate(invalid="ignore"):   # -inf dB throughout: no defined swing
             return float(ys.max() - ys.min())
@@ -171,7 +193,9 @@ def _instant(circuit, table, x: np.ndarray, instant: Crossing | float) -> float:
 
 def _crossing(circuit, table, x: np.ndarray, crossing: Crossing) -> float:
     """Where the quantity passes `crossing.value` for the counted time (NaN: never)."""
-    y = _values(circuit, table, crossing.output) - crossing.value
+    y = _values(circuit, table, crossing.output) - (
+        crossing.value if crossing.against is None else _values(circuit, table,
+                                                                crossing.against))
     below = y < 0
     changes = np.flatnonzero(below[1:] != below[:-1])
     rising = below[changes]
@@ -185,7 +209,7 @@ def _crossing(circuit, table, x: np.ndarray, crossing: Crossing) -> float:
 
 
 def _unit(circuit, measure: Measure, table) -> str:
-    if measure.kind in ("when", "trig"):
+    if measure.kind in ("when", "trig", "min_at", "max_at"):
         return "s" if measure.analysis == "tran" else "Hz" if measure.analysis == "ac" else ""
     output = measure.output
     unit = "" if output.kind == "E" else circuit.unit(output)

@@ -145,6 +145,7 @@ class _Elaborator:
         )
         for element in self.elements:
             element.validate(circuit)
+        self._check_measure_expressions()
         measured = [o for m in (*self.measures, *self.fouriers) for o in m.outputs]
         for output in (*self.saves, *self.initial, *self.nodeset, *measured):
             circuit.check_output(output)
@@ -308,7 +309,7 @@ class _Elaborator:
 
     def _condition(self, card: Card, scope: Scope) -> bool:
         (braced,) = card.fields
-        expression = scope.value(scope.expression(braced))
+        expression = scope.value(scope.expression(braced, condition=True))
         if not isinstance(expression, Expression):
             return expression != 0
         self.conditions.append((expression, card.location))
@@ -318,6 +319,19 @@ class _Elaborator:
             if name not in self.nominal:
                 self.nominal[name] = call.evaluate(self.nominal)
         return expression.evaluate(self.nominal) != 0
+
+    def _check_measure_expressions(self) -> None:
+        """A ``.meas`` value (``PARAM='expr'``, ``VAL=``, ``AT=`` ...) reads parameters and
+        the measurements before it."""
+        known = {*self.parameter_names, TEMPERATURE}
+        for measure in self.measures:
+            names = [item for value in measure.values() if isinstance(value, Expression)
+                     for item in value.names.items()]
+            for name, location in names:
+                if name not in known and name not in CONSTANTS:
+                    raise NetlistError(f"'{name}' is neither a parameter nor a measurement "
+                                       "before this one", location)
+            known.add(measure.name.lower())
 
     def _check_conditions(self, circuit: Circuit) -> None:
         """A ``.if`` is decided once, at the nominal values: refuse one that reads (through

@@ -8,14 +8,17 @@ request class names the function that performs it (`runner`, a ``module:function
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from mna.errors import NetlistError
-from mna.expr import Value
+from mna.expr import Expression, Value, parse_expression
 from mna.netlist.fields import FieldReader, OutputName, output_name
-from mna.netlist.model import Assign, Braced, Call, SourceLocation
+from mna.netlist.model import Assign, Braced, Call, SourceLocation, field_text
+from mna.units import parse_number
 
 if TYPE_CHECKING:
     from mna.circuit import Circuit
@@ -358,27 +361,36 @@ class PoleZero(Request):
         return cls(nodes, source, wanted, reader.location)
 
 
-MEASURE_KINDS = ("find", "when", "trig", "avg", "rms", "min", "max", "pp", "integ", "deriv")
+MEASURE_KINDS = ("find", "when", "trig", "avg", "rms", "min", "max", "min_at", "max_at", "pp",
+                 "integ", "deriv")
 EDGES = ("rise", "fall", "cross")
 
 
 @dataclass(frozen=True)
 class Crossing:
-    """Where a measured quantity crosses a value: the n-th rise, fall or crossing (ngspice's
-    ``RISE=n``, ``FALL=n``, ``CROSS=n``, ``LAST`` as n = -1), from ``TD=`` on."""
+    """Where a measured quantity crosses a value, or another quantity (`against`,
+    ``WHEN V(a)=V(b)``): the n-th rise, fall or crossing (ngspice's ``RISE=n``, ``FALL=n``,
+    ``CROSS=n``, ``LAST`` as n = -1), from ``TD=`` on."""
 
     output: OutputName
-    value: float
+    value: Value
     edge: str = "cross"
     count: int = 1
-    delay: float = 0.0
+    delay: Value = 0.0
+    against: OutputName | None = None
+
+    def resolved(self, evaluate: Callable[[Value], float]) -> Crossing:
+        """With its values as numbers (they may read parameters)."""
+        return dataclasses.replace(self, value=evaluate(self.value),
+                                   delay=evaluate(self.delay))
 
 
 @dataclass(frozen=True)
 class Measure:
     """``.meas[ure] tran|dc|ac|op name ...`` in ngspice's common forms: ``FIND out AT=x``,
     ``FIND out WHEN out2=v``, ``WHEN out=v``, ``TRIG ... TARG ...`` (each a crossing or
-    ``AT=x``), ``AVG|RMS|MIN|MAX|PP|INTEG
+    ``AT=x``), ``PARAM='expr'`` (of parameters and earlier measurements),
+    ``AVG|RMS|MIN|MAX|MIN_AT|MAX_AT|PP|INTEG
     out [FROM=x] [TO=x]``, ``DERIV out AT=x``, each crossing with ``RISE|FALL|CROSS=n`` and
     ``TD=``."""
 
@@ -386,16 +398,18 @@ class Measure:
     name: str
     kind: str
     output: OutputName | None = None
-    at: float | None = None
-    when: Crossing | float | None = None      # TRIG AT=x and TARG AT=x: a fixed instant
-    target: Crossing | float | None = None
-    start: float | None = None
-    stop: float | None = None
+    at: Value | None = None
+    when: Crossing | Value | None = None      # TRIG AT=x and TARG AT=x: a fixed instant
+    target: Crossing | Value | None = None
+    start: Value | None = None
+    stop: Value | None = None
     location: SourceLocation | None = None
+    expression: Expression | None = None      # PARAM='expr': of parameters and measures
 
     usage = (".meas tran|dc|ac|op name FIND out AT=x | FIND out WHEN out=v [RISE=n] [TD=x] | "
              "WHEN out=v | TRIG out VAL=v [RISE=n]|AT=x TARG out VAL=v|AT=x | "
-             "AVG|RMS|MIN|MAX|PP|INTEG out [FROM=x] [TO=x] | DERIV out AT=x")
+             "AVG|RMS|MIN|MAX|MIN_AT|MAX_AT|PP|INTEG out [FROM=x] [TO=x] | DERIV out AT=x | "
+             "PARAM='expression of parameters and earlier measurements'")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Measure:
@@ -403,6 +417,14 @@ class Measure:
         if analysis is None:
             reader.fail("expected the analysis measured: tran, dc, ac or op", usage=True)
         name = reader.word("measurement name")
+        item = reader.peek()
+        if isinstance(item, Assign) and item.name.lower() == "param":
+            reader.take("PARAM=")
+            reader.done()
+            value = _MeasureReader(reader)._value(item)
+            expression = value if isinstance(value, Expression) else parse_expression(
+                field_text(item.values[0]), item.places[0])
+            return cls(analysis, name, "param", location=reader.location, expression=expression)
         kind = reader.keyword(*MEASURE_KINDS)
         if kind is None:
             reader.fail(f"expected one of {', '.join(k.upper() for k in MEASURE_KINDS)}",
@@ -426,15 +448,40 @@ class Measure:
                     reader.fail(f"{kind.upper()} needs AT=", usage=True)
         reader.done()
         spec["start"], spec["stop"] = spec.pop("from", None), spec.pop("to", None)
-        if None not in (spec["start"], spec["stop"]) and spec["start"] > spec["stop"]:
+        if isinstance(spec["start"], float) and isinstance(spec["stop"], float) and (
+                spec["start"] > spec["stop"]):
             reader.fail(f"FROM={spec['start']:g} lies after TO={spec['stop']:g}", usage=True)
         return cls(analysis, name, kind, location=reader.location, **spec)
 
     @property
     def outputs(self) -> tuple[OutputName, ...]:
         found = [self.output] if self.output is not None else []
-        found += [c.output for c in (self.when, self.target) if isinstance(c, Crossing)]
+        for crossing in (self.when, self.target):
+            if isinstance(crossing, Crossing):
+                found += [o for o in (crossing.output, crossing.against) if o is not None]
         return tuple(found)
+
+    def values(self) -> tuple[Value, ...]:
+        """Every value it is given: numbers, or expressions of parameters and earlier
+        measurements."""
+        found = [self.expression, self.at, self.start, self.stop]
+        for instant in (self.when, self.target):
+            found += [instant.value, instant.delay] if isinstance(instant, Crossing) else [
+                instant]
+        return tuple(v for v in found if v is not None)
+
+    def resolved(self, evaluate: Callable[[Value], float]) -> Measure:
+        """With its values as numbers (values and limits may read parameters)."""
+
+        def number(value):
+            return value if value is None else evaluate(value)
+
+        def instant(item):
+            return item.resolved(evaluate) if isinstance(item, Crossing) else number(item)
+
+        return dataclasses.replace(self, at=number(self.at), start=number(self.start),
+                                   stop=number(self.stop), when=instant(self.when),
+                                   target=instant(self.target))
 
 
 class _MeasureReader:
@@ -446,26 +493,29 @@ class _MeasureReader:
     def output(self, item=None) -> OutputName:
         reader = self.reader
         item = reader.take("measured output") if item is None else item
+        if isinstance(item, Call) and item.name.lower() == "par" and len(item.args) == 1 and (
+                isinstance(item.args[0], Braced)):   # ngspice's par('expr'): an expression
+            item = item.args[0]
         if isinstance(item, Call):
             return output_name(item, reader.scope, parts=True)
         if isinstance(item, Braced):
             return OutputName("E", (), reader.place(), reader.behavioural(item))
         reader.fail("expected V(node), I(element) or {expression}", reader.place(), usage=True)
 
-    def options(self, keys: tuple[str, ...]) -> dict[str, float]:
+    def options(self, keys: tuple[str, ...]) -> dict[str, Value]:
         """``key=value`` items of `keys` while they come."""
-        found: dict[str, float] = {}
+        found: dict[str, Value] = {}
         while isinstance(item := self.reader.peek(), Assign) and item.name.lower() in keys:
             self.reader.take("option")
-            found[item.name.lower()] = self._number(item)
+            found[item.name.lower()] = self._value(item)
         return found
 
-    def instant(self) -> Crossing | float:
+    def instant(self) -> Crossing | Value:
         """``AT=x`` (a fixed instant) or a crossing ``out VAL=v ...`` (TRIG's and TARG's)."""
         item = self.reader.peek()
         if isinstance(item, Assign) and item.name.lower() == "at":
             self.reader.take("AT=")
-            return self._number(item)
+            return self._value(item)
         return self.crossing(value_key="val")
 
     def crossing(self, value_key: str | None = None) -> Crossing:
@@ -475,9 +525,13 @@ class _MeasureReader:
         if value_key is None:
             if not isinstance(item, Assign) or not isinstance(item.key, Call):
                 reader.fail("expected out=value", reader.place(), usage=True)
-            output, value = self.output(item.key), self._number(item)
+            output = self.output(item.key)
+            if isinstance(item.values[0], Call):    # WHEN V(a)=V(b): where they cross
+                against, value = self.output(item.values[0]), 0.0
+            else:
+                against, value = None, self._value(item)
         else:
-            output = self.output(item)
+            output, against = self.output(item), None
             value = self.options((value_key,)).get(value_key)
             if value is None:
                 reader.fail(f"expected {value_key.upper()}= after the output", usage=True)
@@ -487,15 +541,27 @@ class _MeasureReader:
             reader.take("option")
             key = option.name.lower()
             if key == "td":
-                delay = self._number(option)
+                delay = self._value(option)
             elif isinstance(option.values[0], str) and option.values[0].lower() == "last":
                 edge, count = key, -1
             else:
                 edge, count = key, _whole(reader, self._number(option), f"{key}=", 1)
-        return Crossing(output, value, edge, count, delay)
+        return Crossing(output, value, edge, count, delay, against)
+
+    def _value(self, item: Assign) -> Value:
+        """A number, or an expression of parameters and earlier measurements
+        (``VAL='vdd/2'``, ``WHEN V(out)=skew``); the elaboration checks its names."""
+        value, place = item.values[0], item.places[0]
+        if isinstance(value, str) and parse_number(value) is not None:
+            return self.reader.evaluate(value, item.name, place)
+        if not isinstance(value, str | Braced):
+            self.reader.fail(f"{item.name}= takes a number or an expression", place)
+        text = value.text if isinstance(value, Braced) else value
+        return parse_expression(text, value.location if isinstance(value, Braced) else place,
+                                functions=self.reader.scope.functions)
 
     def _number(self, item: Assign) -> float:
-        value = self.reader.evaluate(item.values[0], item.name, item.places[0])
+        value = self._value(item)
         if not isinstance(value, float):
             self.reader.fail(f"{item.name}= must be a number", item.location)
         return value
