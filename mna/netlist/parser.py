@@ -16,7 +16,8 @@ from mna.netlist.lexer import Line, Source, Token, lex_text, read_source, tokens
 from mna.netlist.model import Assign, Braced, Call, Card, Field, Netlist, SourceLocation
 
 CONDITIONS = (".if", ".elseif")
-OUTPUT_LISTS = (".save", ".print")   # items separated by blanks; an item may be an expression
+OUTPUT_LISTS = (".save", ".print")   # items separated by blanks (or commas); an item may be
+                                     # an expression
 ORDERED = (".meas", ".measure")      # key=value fields stay among the others, in order
 
 
@@ -165,13 +166,20 @@ def _atom(cursor: _Cursor) -> tuple[Field, SourceLocation]:
 
 
 def _runs(tokens: list[Token]) -> list[list[Token]]:
-    """The tokens in runs that no blank separates."""
+    """The tokens in runs that no blank separates, nor a comma outside parentheses (as
+    ngspice reads ``.print tran V(a), V(b)``)."""
     runs: list[list[Token]] = []
+    depth, apart = 0, True
     for token in tokens:
-        if runs and _end(runs[-1][-1]) == token.location:
+        if token.kind == "," and depth == 0:
+            apart = True
+            continue
+        if not apart and _end(runs[-1][-1]) == token.location:
             runs[-1].append(token)
         else:
             runs.append([token])
+        apart = False
+        depth += (token.kind == "(") - (token.kind == ")")
     return runs
 
 
