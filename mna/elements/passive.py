@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from mna.domains import KEYWORDS, Domain, domain_of_keyword, keywords_of
 from mna.elements.base import Element, Role, two_terminal_edge
+from mna.elements.diode import check_model, model_values
 from mna.elements.modelled import ModelledElement, names_a_model, types_of
 from mna.expr import Value
 from mna.netlist.fields import GROUND, FieldReader
@@ -101,22 +102,40 @@ class Passive(Element):
         return KEYWORDS[self.letter][self.port_domain(s.circuit.domain_of)].to_analog(value)
 
 
+# SPICE's resistor model (``.model name R(...)``): its parameters, their other names
+RESISTOR_MODELS = ("r", "res")
+RESISTOR_MODEL = {"r": None, "rsh": 0.0, "narrow": 0.0, "short": 0.0, "defw": 10e-6,
+                  "l": 10e-6, "tc1": 0.0, "tc2": 0.0, "tce": None, "tnom": None,
+                  "kf": 0.0, "af": 0.0, "lf": 1.0, "wf": 1.0, "ef": 1.0, "bv_max": None}
+RESISTOR_MODEL_ALIASES = {"res": "r", "resistance": "r", "dw": "narrow", "dlr": "short",
+                          "tc1r": "tc1", "tc2r": "tc2", "w": "defw"}
+
+
 @dataclass(eq=False)
 class Resistor(Passive):
     """A D-type element: resistor, damper, fluid or thermal resistance; as SPICE's, with
     temperature coefficients (``R (1 + tc1 dT + tc2 dT^2)``, or ``R 1.01^(tce dT)`` where
     ``tce=`` is given, dT from TNOM to the element's ``temp=``, or the circuit's ``.temp``
     plus ``dtemp=``), a resistance of its own in the AC analysis (``ac=``), and ngspice's
-    ``scale=`` (times R) and ``m=`` (that many in parallel)."""
+    ``scale=`` (times R) and ``m=`` (that many in parallel).
 
-    tc1: Value = 0.0
-    tc2: Value = 0.0
+    ``Rname n+ n- [value] model [l= w=]`` names SPICE's resistor model (``.model name
+    R(rsh= narrow= short= r= tc1= tc2= tce= tnom= ...)``): without a value the resistance is
+    ``rsh (l - 2 short) / (w - 2 narrow)``, or the model's ``r=``; the model's coefficients
+    serve where the line gives none. The noise parameters (kf, af, lf, wf, ef) and bv_max
+    are read and not used."""
+
+    tc1: Value | None = None
+    tc2: Value | None = None
     tce: Value | None = None
     temp: Value | None = None
     dtemp: Value = 0.0
     ac: Value | None = None
     m: Value = 1.0
     scale: Value = 1.0
+    model: str | None = None
+    l: Value | None = None   # noqa: E741 (SPICE's name of the length)
+    w: Value | None = None
 
     prefix = "R"
     usage = ("Rname n+ n- value [tc1=|tc= tc2= tce= temp= dtemp= ac= m= scale=] | "
@@ -126,24 +145,76 @@ class Resistor(Passive):
     extras = ("tc1", "tc", "tc2", "tce", "temp", "dtemp", "ac", "m", "scale")
     aliases = {"tc": "tc1"}
 
+    @classmethod
+    def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement:
+        fields, kinds = reader.card.fields, reader.scope.model_kinds
+        at = next((i for i in (2, 3) if i < len(fields) and isinstance(fields[i], str)
+                   and kinds.get(fields[i].lower()) in RESISTOR_MODELS), None)
+        if at is None:
+            return super().from_fields(reader)
+        nodes = reader.nodes("n+", "n-")
+        value = reader.value() if at == 3 else None
+        model = reader.word("model name").lower()
+        reader.done()
+        keys = {*cls.extras, "l", "w"}
+        options = {cls.aliases.get(key, key): value
+                   for key, value in reader.options(keys).items()}
+        reader.no_more_options(", ".join(f"{key}=" for key in sorted(keys)))
+        return cls(reader.name, reader.location, nodes, value, None, None, model=model,
+                   **options)
+
+    def validate(self, circuit) -> None:
+        super().validate(circuit)
+        if self.model is None:
+            return
+        check_model(self, circuit, RESISTOR_MODELS, RESISTOR_MODEL, RESISTOR_MODEL_ALIASES,
+                    "R")
+        given = {RESISTOR_MODEL_ALIASES.get(k, k) for k in circuit.models[self.model].parameters}
+        if self.value is None and "r" not in given and "rsh" not in given:
+            self.fail(f"no resistance: give a value, or r= or rsh= in model '{self.model}'")
+
     def has_small_signal_values(self) -> bool:
         return self.ac is not None
 
     def resistance(self, s) -> Value:
         """The analog value (AC: ``ac=`` where given) at the element's temperature, scaled
         and divided among its `m` parallel copies, as ngspice's."""
-        value = s.value(self.ac) if s.small_signal and self.ac is not None else (
-            self.analog(s))
-        if (self.tc1, self.tc2, self.tce) != (0.0, 0.0, None):
+        model = model_values(self, s, RESISTOR_MODEL, RESISTOR_MODEL_ALIASES) if (
+            self.model is not None) else RESISTOR_MODEL
+        if s.small_signal and self.ac is not None:
+            value = s.value(self.ac)
+        elif self.value is not None:
+            value = self.analog(s)
+        else:
+            value = self._model_resistance(s, model)
+        tc1, tc2, tce = (own if own is not None else model[key]
+                         for own, key in ((self.tc1, "tc1"), (self.tc2, "tc2"),
+                                          (self.tce, "tce")))
+        if (tc1, tc2, tce) != (0.0, 0.0, None):
             options = s.circuit.options
             temperature = s.value(self.temp) if self.temp is not None else (
                 options.temp + s.value(self.dtemp))
-            rise = temperature - options.tnom
-            value = value * (1.01 ** (s.value(self.tce) * rise) if self.tce is not None
-                             else 1 + s.value(self.tc1) * rise + s.value(self.tc2) * rise**2)
+            rise = temperature - (options.tnom if model["tnom"] is None else model["tnom"])
+            value = value * (1.01 ** (s.value(tce) * rise) if tce is not None
+                             else 1 + s.value(tc1) * rise + s.value(tc2) * rise**2)
         if (self.scale, self.m) != (1.0, 1.0):
             value = value * s.value(self.scale) / s.value(self.m)
         return value
+
+    def _model_resistance(self, s, model) -> Value:
+        """The resistance of the model's sheet (its ``rsh``, the line's ``l=`` and ``w=`` or
+        the model's), else its ``r=``."""
+        length = model["l"] if self.l is None else s.value(self.l)
+        width = model["defw"] if self.w is None else s.value(self.w)
+        if model["rsh"] * length * width > 0:
+            length, width = length - 2 * model["short"], width - 2 * model["narrow"]
+            if length < 0 or width < 0:
+                self.fail(f"model '{self.model}': the sheet is {length:g} long and {width:g} "
+                          "wide after short and narrow (l - 2 short, w - 2 narrow)")
+            return length / width * model["rsh"] if width else math.inf   # ngspice's too
+        if model["r"] is None:
+            self.fail(f"no resistance: model '{self.model}' has rsh = 0 or l, w = 0, and no r=")
+        return model["r"]
 
     def conductance(self, s) -> Value:
         """``1 / resistance``; a number that has none (a parameter made it 0) is an error

@@ -117,7 +117,8 @@ class _Elaborator:
         self.parameters = parameters
         scope = self.top_scope = Scope(known=frozenset(self.parameter_names) | {TEMPERATURE},
                                        functions=functions, globals=globals_,
-                                       random=self.random)
+                                       random=self.random, model_kinds=_model_kinds(
+                                           self.netlist.cards))
         self._cards(top, scope, depth=0)
         nodes = self._domains()
         circuit = Circuit(
@@ -463,7 +464,8 @@ class _Elaborator:
                                    assign.location)
         inner = Scope(prefix=scope.prefix + card.head + ".", nodes=node_map,
                       substitutions=dict(scope.substitutions), known=scope.known,
-                      functions=scope.functions, globals=scope.globals, random=scope.random)
+                      functions=scope.functions, globals=scope.globals, random=scope.random,
+                      model_kinds=scope.model_kinds)
         for default in sub.defaults:
             key = default.name.lower()
             if key in overrides:
@@ -692,6 +694,19 @@ def _option_value(key: str, item: Assign, kind: str):
     if not number > 0:
         raise NetlistError(f"option {key} must be positive", item.places[0])
     return number
+
+
+def _model_kinds(cards) -> dict[str, str]:
+    """The type of each ``.model`` card's model, by name (read again, and checked, in
+    order)."""
+    kinds = {}
+    for card in cards:
+        if card.key == ".model" and len(card.fields) > 1 and isinstance(card.fields[0], str):
+            kind = card.fields[1]
+            kind = kind.name if isinstance(kind, Call) else kind
+            if isinstance(kind, str):
+                kinds[card.fields[0].lower()] = kind.lower()
+    return kinds
 
 
 def _distinct(outputs: list[OutputName]) -> tuple[OutputName, ...]:

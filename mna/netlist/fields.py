@@ -37,7 +37,9 @@ class Scope:
 
     `substitutions` are the values of the instance's parameters; `known` every parameter
     name an expression may read; `globals` the ``.global`` nodes, the same in every instance;
-    `random` collects the random function calls, one parameter per call in each instance.
+    `random` collects the random function calls, one parameter per call in each instance;
+    `model_kinds` the type of every ``.model`` of the netlist by name (an R line that names
+    a resistor model reads as SPICE's, one that names a friction model as mna's).
     """
 
     prefix: str = ""
@@ -47,6 +49,7 @@ class Scope:
     functions: Mapping[str, UserFunction] = field(default_factory=dict)
     globals: frozenset[str] = frozenset()
     random: RandomCalls | None = None
+    model_kinds: Mapping[str, str] = field(default_factory=dict)
 
     def node(self, word: str) -> str:
         """The circuit's key of the node named `word` here."""

@@ -223,6 +223,53 @@ R5 d 0 1k scale=3
         assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=1e-9)
 
 
+def test_resistor_models(ngspice):
+    text = """SPICE's resistor model
+.temp 60
+V1 in 0 DC 10 AC 1
+R1 in a sheet L=11u W=2u
+.model sheet R(RSH=1000 NARROW=0.5u SHORT=1u TC1=1e-3)
+R2 a b 2k fixed
+.model fixed r r=1 tc1=3e-3 tnom=40
+R3 b c fixed2 tc1=0
+.model fixed2 res(resistance=3k tc1=5e-3)
+R4 c d plain ac=4k
+.model plain R(R=1k TCE=0.5)
+R5 d 0 1k
+.options reltol=1e-10
+"""
+    assert_op_matches(text, ngspice, ["a", "b", "c", "d"])
+    ac = text + ".ac lin 1 1k 1k\n"
+    (ours,) = mna.run(mna.read_string(ac))
+    theirs = ngspice.run(ac)["ac"].data
+    for node in ("a", "b", "c", "d"):
+        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=1e-9)
+    # R1: (11u - 2u) / (2u - 1u) * 1000 * (1 + 1e-3 * 33), R3: 3k exactly (tc1=0 wins)
+    sheet = 9e3 * (1 + 1e-3 * 33)
+    op = op_of(text + ".op\n")
+    assert op["i(v1)"] == pytest.approx(-(10 - op["v(a)"]) / sheet, rel=1e-12)
+    assert (op["v(b)"] - op["v(c)"]) / (op["v(a)"] - op["v(b)"]) == pytest.approx(
+        3e3 / (2e3 * (1 + 3e-3 * 20)), rel=1e-12)
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    ("R(TC1=1m)", "no resistance: give a value, or r= or rsh="),
+    ("R(RSH=1k NARROW=2u)", "the sheet is 1e-05 long and -2e-06 wide"),
+    ("R(RSH=1k BOGUS=1)", "unknown parameters bogus"),
+])
+def test_a_resistor_model_that_gives_no_resistance_is_refused(model, message):
+    with pytest.raises(mna.NetlistError, match=message):
+        mna.operating_point(mna.read_string(
+            f"t\nV1 a 0 1\nR1 a 0 m W=2u\n.model m {model}\n"))
+
+
+def test_output_lists_may_separate_their_items_by_commas():
+    result = mna.operating_point(mna.read_string(
+        "t\nV1 a 0 2\nR1 a 0 1\n.print op V(a), I(V1),{V(a)*3}\n"))
+    assert dict(zip(result.names, result.values)) == {"V(a)": 2.0, "I(V1)": -2.0,
+                                                       "V(a)*3": 6.0}
+
+
 def test_ac_resistance(ngspice):
     text = """ac=
 V1 in 0 DC 1 AC 1
