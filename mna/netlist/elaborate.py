@@ -566,6 +566,8 @@ class _Elaborator:
                                                                    item.places[0])
 
     def _saves(self, card: Card, scope: Scope) -> None:
+        if card.fields and isinstance(card.fields[0], str) and card.fields[0].lower() == "pz":
+            return   # ngspice's .print pz all: the .pz result holds every pole and zero
         for index, item in enumerate(card.fields):
             if isinstance(item, str) and item.lower() in ("all", "op", "dc", "ac", "tran"):
                 continue
