@@ -1,11 +1,13 @@
 """The bipolar transistor: SPICE's Gummel-Poon model (as ngspice's BJT level 1), evaluated for
 every transistor of a circuit at once.
 
-``Qname c b e [s] model [area]``: the series resistances RC, RB and RE are linear resistors to
+``Qname c b e [s] model [area]``: the series resistances RC and RE are linear resistors to
 nodes inside the element; the device proper sits between the internal collector, base and
-emitter (plus the external base, for the part XCJC leaves of the base-collector capacitance,
-and the substrate). Its currents are ngspice's: transport current with Early effect and
-high-injection roll-off through the base charge ``qb``, leakage currents ISE/ISC, gmin across
+emitter (plus the external base, for the part XCJC leaves of the base-collector capacitance
+and for RB, and the substrate). Its currents are ngspice's: transport current with Early
+effect and high-injection roll-off through the base charge ``qb``, the base resistance falling
+from RB to RBM as ``qb`` grows (or, with IRB, as the base current crowds), leakage currents
+ISE/ISC, gmin across
 each junction and between substrate and collector (base for a lateral PNP); its charges the
 depletion charges of the three junctions and the diffusion charges ``TF`` (with XTF, VTF,
 ITF) and ``TR``. Junction voltages are limited in Newton as SPICE's ``pnjlim`` does.
@@ -56,7 +58,8 @@ DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 
             "tf": 0.0, "xtf": 0.0, "vtf": 0.0, "itf": 0.0, "ptf": 0.0, "cjc": 0.0,
             "vjc": 0.75, "mjc": 0.33, "xcjc": 1.0, "tr": 0.0, "cjs": 0.0, "vjs": 0.75,
             "mjs": 0.0, "iss": 0.0, "ns": 1.0, "xtb": 0.0, "eg": 1.11, "xti": 3.0,
-            "fc": 0.5, "tnom": None, "level": 1.0, "kf": 0.0, "af": 1.0}
+            "fc": 0.5, "tnom": None, "level": 1.0, "kf": 0.0, "af": 1.0, "irb": 0.0,
+            "rbm": None}
 ALIASES = {"va": "vaf", "ik": "ikf", "c2": "ise", "vb": "var", "c4": "isc", "pe": "vje",
            "me": "mje", "pc": "vjc", "mc": "mjc", "csub": "cjs", "ccs": "cjs", "ps": "vjs",
            "ms": "mjs", "tref": "tnom"}
@@ -67,7 +70,8 @@ RANGES = {"is": POSITIVE, "bf": POSITIVE, "br": POSITIVE, "nf": POSITIVE, "nr": 
           "rc": NONNEGATIVE, "cje": NONNEGATIVE, "cjc": NONNEGATIVE, "cjs": NONNEGATIVE,
           "vje": POSITIVE, "vjc": POSITIVE, "vjs": POSITIVE, "mje": GRADING, "mjc": GRADING,
           "mjs": GRADING, "tf": NONNEGATIVE, "tr": NONNEGATIVE, "xtf": NONNEGATIVE,
-          "itf": NONNEGATIVE, "xcjc": NONNEGATIVE, "fc": GRADING,
+          "itf": NONNEGATIVE, "xcjc": NONNEGATIVE, "fc": GRADING, "irb": NONNEGATIVE,
+          "rbm": NONNEGATIVE,
           "eg": POSITIVE, "tnom": ABOVE_ABSOLUTE_ZERO}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 C, B, E, X, S = range(5)   # terminals: internal collector, base, emitter; base; substrate
@@ -83,7 +87,7 @@ class Transistors(Device):
     NAMES = ("polarity", "substrate_sign", "lateral", "is", "bf", "br", "vtf", "vtr", "ise", "vte",
              "isc", "vtc", "inv_vaf", "inv_var", "inv_ikf", "inv_ikr", "iss", "vts", "vt", "gmin",
              "reltol", "abstol", "tf", "xtf", "ovtf", "itf", "tr", "cje", "vje", "mje", "cjc",
-             "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off")
+             "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off", "rb", "rbm", "irb")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals)
@@ -105,6 +109,7 @@ class Transistors(Device):
         self.emitter_junction = Junction(self.cje, self.vje, self.mje, self.fc)
         self.collector_junction = Junction(self.cjc, self.vjc, self.mjc, self.fc)
         self.outer_junction = Junction(self.cbx, self.vjc, self.mjc, self.fc)
+        self.resisted = bool(np.any(self.rb > 0))
 
     def charge_branches(self):
         return [((self.cje != 0) | (self.tf != 0), self.d_be),
@@ -208,6 +213,11 @@ class Transistors(Device):
         df = (outer(into_c, dcc_be[:, None] * d_be + dcc_bc[:, None] * d_bc)
               + outer(d_be, dcb_be[:, None] * d_be + gmu[:, None] * d_bc)
               + outer(d_sub, gdsub[:, None] * d_sub))
+        if self.resisted:    # RB from the base to b', its conductance as ngspice loads it
+            gx = self.base_conductance(cb, qb)
+            across = np.broadcast_to(UNIT[X] - UNIT[B], f.shape)
+            f = f + (gx * (v[:, X] - v[:, B]))[:, None] * across
+            df = df + outer(across, gx[:, None] * across)
         if not self.stores:
             return Load(f, df)
 
@@ -237,6 +247,19 @@ class Transistors(Device):
               + outer(d_bc, c_bc[:, None] * d_bc) + outer(d_bx, c_bx[:, None] * d_bx)
               + outer(d_sub, c_sub[:, None] * d_sub))
         return Load(f, df, q, dq)
+
+    def base_conductance(self, cb, qb):
+        """``1 / rbb``: RBM plus the rest of RB, which the base charge qb divides or, with IRB,
+        the base current crowds (SPICE's); held fixed in the Jacobian, as ngspice holds it
+        (so its small-signal model is ngspice's too)."""
+        spread = self.rb - self.rbm
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.maximum(cb / np.where(self.irb > 0, self.irb, 1.0), 1e-9)
+            z = (-1 + np.sqrt(1 + 14.59025 * ratio)) / 2.4317 / np.sqrt(ratio)
+            tangent = np.tan(z)
+            crowded = self.rbm + 3 * spread * (tangent - z) / z / tangent**2
+            rbb = np.where(self.irb > 0, crowded, self.rbm + spread / qb)
+            return np.where(self.rb > 0, 1 / rbb, 0.0)
 
     def substrate_charge(self, vsub):
         """The substrate junction's depletion charge and capacitance (ngspice's form: no FC,
@@ -299,10 +322,6 @@ class BipolarTransistor(Element):
         self.check_electrical(circuit, "bipolar transistor")
         check_model(self, circuit, ("npn", "pnp"), DEFAULTS, ALIASES, "NPN")
         given = circuit.models[self.model].parameters
-        for key, what in (("irb", "IRB"), ("rbm", "RBM")):
-            if key in given:
-                self.fail(f"model '{self.model}': {what} (base resistance modulation) is not "
-                          "supported; RB is a fixed resistance")
         if given.get("ptf", 0.0) != 0.0:
             self.fail(f"model '{self.model}': PTF (excess phase) is not supported")
         if given.get("level", 1.0) != 1.0:
@@ -358,14 +377,17 @@ class BipolarTransistor(Element):
             "cje": cje * area, "vje": vje, "mje": mje,
             "cjc": cjc * area * p["xcjc"], "cbx": cjc * area * (1 - p["xcjc"]),
             "vjc": vjc, "mjc": mjc, "cjs": cjs * area, "vjs": vjs, "mjs": mjs, "fc": fc,
+            "rb": p["rb"] / area, "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) / area,
+            "irb": p["irb"] * area,
         }
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}
         for name, key in (("collector", "rc"), ("base", "rb"), ("emitter", "re")):
             if p[key] != 0.0:
                 inner[name] = s.internal(self, name)
-                s.G.conductance(self.nodes[("collector", "base", "emitter").index(name)],
-                                inner[name], area / p[key])
+                if name != "base":    # RB (modulated, with RBM or IRB) is the device's
+                    s.G.conductance(self.nodes[("collector", "base", "emitter").index(name)],
+                                    inner[name], area / p[key])
         substrate = self.nodes[3] if self.substrate else GROUND
         s.device(Transistors, self.name,
                  (inner["collector"], inner["base"], inner["emitter"], b, substrate),

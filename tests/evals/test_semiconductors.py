@@ -117,6 +117,34 @@ def test_common_emitter_op_and_ac(ngspice):
     assert 50 < abs(gain) < 200 and gain.real < 0
 
 
+BASE_RESISTANCE = """base resistance falling with the base charge (RBM) and crowding (IRB)
+VCC vcc 0 5
+V1 in 0 DC 0.8 AC 1 PULSE(0.7 2.5 10n 5n 5n 50n 200n)
+RB1 in b1 1k
+Q1 c1 b1 0 qirb
+RC1 vcc c1 1k
+RB2 in b2 1k
+Q2 c2 b2 0 qrbm
+RC2 vcc c2 1k
+.model qirb NPN(IS=1e-15 BF=100 RB=200 RBM=20 IRB=1m VAF=50 IKF=20m CJE=2p CJC=1p TF=100p)
+.model qrbm NPN(IS=1e-15 BF=100 RB=200 RBM=20 VAF=50 IKF=20m CJE=2p CJC=1p TF=100p)
+"""
+
+
+def test_base_resistance_modulation_is_ngspices(ngspice):
+    text = BASE_RESISTANCE + TIGHT + ".op\n.dc V1 0.5 3 0.05\n.ac dec 5 1k 1g\n"
+    ours, reference = results(text), ngspice.run(text)
+    check_op(ours["op"], reference)
+    check_table(ours["dc"], reference["dc"])
+    check_table(ours["ac"], reference["ac"])
+    text = BASE_RESISTANCE + TIGHT + ".tran 1n 400n\n"
+    check_tran(results(text)["tran"], ngspice.run(text), ["V(c1)", "V(b1)", "V(c2)", "V(b2)"])
+    # the modulation matters: 2 mA into the base drop 0.4 V across RB alone
+    high = BASE_RESISTANCE.replace("DC 0.8", "DC 3") + ".op\n"
+    fixed = results(high.replace(" RBM=20 IRB=1m", ""))["op"]
+    assert fixed["V(b1)"] - results(high)["op"]["V(b1)"] > 0.1
+
+
 @pytest.mark.parametrize("device, model, knee", [
     ("D1 a 0 dmod", ".model dmod D(IS=1e-14)", True),
     ("Q1 0 a 0 nmod", ".model nmod NPN(IS=1e-15 BF=100)", True),
