@@ -13,7 +13,7 @@ import numpy as np
 
 from mna.elements.base import Edge, Element, Role
 from mna.elements.device import Device, Instance, Load, terminal_array
-from mna.expr import Expression, Probe
+from mna.expr import Expression, Probe, Value
 from mna.netlist.fields import GROUND, FieldReader, OutputName
 from mna.netlist.model import Braced
 
@@ -128,13 +128,20 @@ def _smooth(derivative):
 
 @dataclass(eq=False)
 class BehaviouralSource(Element):
-    """``V={expr}``: across source of that value; ``I={expr}``: through source n+ → n-."""
+    """``V={expr}``: across source of that value; ``I={expr}``: through source n+ → n-;
+    ngspice's ``tc1=``, ``tc2=`` scale the value by ``1 + tc1 dT + tc2 dT^2`` (dT from TNOM
+    to the circuit's temperature), or divide it (`divided`: a behavioural resistor's
+    current, whose resistance they scale)."""
 
     kind: str
     expression: Expression
+    tc1: Value = 0.0
+    tc2: Value = 0.0
+    divided: bool = False
 
     prefix = "B"
-    usage = "Bname n+ n- V={expr} | Bname n+ n- I={expr}   (expr of V(n), V(a,b), I(name), time)"
+    usage = ("Bname n+ n- V={expr} | Bname n+ n- I={expr} [tc1= tc2=]   (expr of V(n), V(a,b), "
+             "I(name), time)")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> BehaviouralSource:
@@ -147,8 +154,9 @@ class BehaviouralSource(Element):
         value = assign.values[0]
         braced = value if isinstance(value, Braced) else Braced(str(value), assign.places[0])
         expression = reader.behavioural(braced)
-        reader.no_more_options()
-        return cls(reader.name, reader.location, nodes, given[0], expression)
+        coefficients = reader.options(("tc1", "tc2"))
+        reader.no_more_options("v= or i=, tc1=, tc2=")
+        return cls(reader.name, reader.location, nodes, given[0], expression, **coefficients)
 
     def edges(self):
         return [Edge(self, *self.nodes, self._role())]
@@ -195,6 +203,10 @@ class BehaviouralSource(Element):
 
         expression = self.expression.to_sympy(
             s.backend.symbol, lambda probe: self._probe(s, probe, variable), time_symbol())
+        if (self.tc1, self.tc2) != (0.0, 0.0):
+            rise = s.circuit.options.temp - s.circuit.options.tnom
+            factor = 1 + s.value(self.tc1) * rise + s.value(self.tc2) * rise**2
+            expression = expression / factor if self.divided else expression * factor
         s.device(Behavioural, self.name, tuple(terminals),
                  {"expression": expression, "rows": rows})
 

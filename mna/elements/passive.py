@@ -8,10 +8,12 @@ from typing import ClassVar
 
 from mna.domains import KEYWORDS, Domain, domain_of_keyword, keywords_of
 from mna.elements.base import Element, Role, two_terminal_edge
+from mna.elements.behavioural import BehaviouralSource
 from mna.elements.diode import check_model, model_values
 from mna.elements.modelled import ModelledElement, names_a_model, types_of
-from mna.expr import Value
+from mna.expr import Expression, Instruction, Probe, Value
 from mna.netlist.fields import GROUND, FieldReader
+from mna.netlist.model import Braced
 
 
 @dataclass(eq=False)
@@ -146,7 +148,9 @@ class Resistor(Passive):
     aliases = {"tc": "tc1"}
 
     @classmethod
-    def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement:
+    def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement | BehaviouralSource:
+        if (behavioural := _reading_unknowns(reader)) is not None:
+            return _behavioural_resistor(reader, behavioural)
         fields, kinds = reader.card.fields, reader.scope.model_kinds
         at = next((i for i in (2, 3) if i < len(fields) and isinstance(fields[i], str)
                    and kinds.get(fields[i].lower()) in RESISTOR_MODELS), None)
@@ -232,6 +236,37 @@ class Resistor(Passive):
 
     def through(self, s, row) -> None:
         row.x.difference(*self.nodes, self.conductance(s))
+
+
+def _reading_unknowns(reader: FieldReader) -> Braced | None:
+    """The value of an R line (bare, or ``r=``) where it is an expression of node voltages,
+    currents or time (ngspice's behavioural resistor), else None."""
+    fields = reader.card.fields
+    given = reader.assigns.get("r")
+    value = fields[2] if len(fields) > 2 else given.values[0] if given is not None else None
+    if not isinstance(value, Braced):
+        return None
+    parsed = reader.scope.expression(value, time=True, probes=True)
+    return value if parsed.probes or parsed.uses_time else None
+
+
+def _behavioural_resistor(reader: FieldReader, value: Braced) -> BehaviouralSource:
+    """``R n+ n- {f(V(...), time)}``: the current ``V(n+, n-) / f`` (a B source), its
+    ``tc1=``/``tc2=`` scaling the resistance."""
+    nodes = reader.nodes("n+", "n-")
+    if reader.peek() is value:
+        reader.take("value")
+    else:
+        reader.assigns.pop("r")
+    reader.done()
+    resistance = reader.behavioural(value)
+    coefficients = reader.options(("tc1", "tc2"))
+    reader.no_more_options("tc1=, tc2= (of a resistance that reads the circuit)")
+    program = (Instruction("probe", Probe("V", nodes), 0), *resistance.program,
+               Instruction("apply", "/", 0))
+    current = Expression(program, resistance.text, resistance.location)
+    return BehaviouralSource(reader.name, reader.location, nodes, "i", current, divided=True,
+                             **coefficients)
 
 
 @dataclass(eq=False)

@@ -19,6 +19,8 @@ CONDITIONS = (".if", ".elseif")
 OUTPUT_LISTS = (".save", ".print")   # items separated by blanks (or commas); an item may be
                                      # an expression
 ORDERED = (".meas", ".measure")      # key=value fields stay among the others, in order
+# what may follow a B source's V=/I= expression, which else takes the rest of the line
+BEHAVIOURAL_OPTIONS = ("tc1", "tc2", "temp", "dtemp", "m")
 
 
 def parse_file(path: str | Path) -> Netlist:
@@ -136,7 +138,15 @@ def _assign(key: Field, place: SourceLocation, cursor: _Cursor, equals: Token,
         name = key if isinstance(key, str) else key.name
         raise NetlistError(f"'{name}=' has no value", equals.location)
     if joins == "rest" and isinstance(key, str) and key.lower() in ("v", "i"):
-        tokens = cursor.rest()
+        tokens, depth = [], 0     # up to the line's end, or a B source's own tc1= ...
+        while (token := cursor.peek()) is not None:
+            following = cursor.peek(1)
+            if (depth == 0 and tokens and token.kind == "word"
+                    and token.text.lower() in BEHAVIOURAL_OPTIONS
+                    and following is not None and following.kind == "="):
+                break
+            depth += (token.kind == "(") - (token.kind == ")")
+            tokens.append(cursor.take())
         return Assign(key, (_joined(tokens),), place, (_expression_place(tokens[0]),))
     if joins == "param":
         tokens = []

@@ -384,6 +384,35 @@ R4 d 0 1k
         mna.read_string("t\nV1 a 0 PWL(0 0 1 1) r=0.5\nR1 a 0 1\n.tran 1m 2\n")
 
 
+def test_temperature_coefficients_of_b_sources_and_resistances_that_read_the_circuit(ngspice):
+    text = """B tc1=, R={f(V(x))} tc1=
+.temp 127
+V1 1 0 DC 100 AC 10
+B2 2 0 I=V(1)/1k tc1=1e-3 tc2=1e-5
+R2 2 0 1k
+B3 3 0 V=V(1) tc1=1e-3
+R3 3 0 1k
+V9 9 0 DC 500 AC 0
+R4 1 4 r={1k + V(9)} tc1=1e-3
+V4 4 0 0
+R5 1 5 {1k*(1 + V(5,0))}
+R6 5 0 1k
+.options reltol=1e-10
+"""
+    assert_op_matches(text, ngspice, ["2", "3", "5"])
+    op = op_of(text + ".op\n")
+    assert op["v(3)"] == pytest.approx(100 * 1.1, rel=1e-12)
+    assert op["i(v4)"] == pytest.approx(100 / (1.5e3 * 1.1), rel=1e-12)
+    ac = text + ".ac lin 1 1k 1k\n"
+    (ours,) = mna.run(mna.read_string(ac))
+    theirs = ngspice.run(ac)["ac"].data
+    for name in ("V(2)", "V(3)", "V(5)", "I(v4)"):
+        assert np.allclose(ours[name], theirs[name], rtol=1e-9), name
+    (tran,) = mna.run(mna.read_string("r(t)\nV1 a 0 1\nR1 a 0 {1k*(1 + time/1m)}\n"
+                                      ".tran 0.1m 2m\n"))
+    assert np.allclose(-tran["I(V1)"], 1e-3 / (1 + tran["time"] / 1e-3), rtol=1e-9)
+
+
 def test_polynomial_controlled_sources(ngspice):
     text = """poly
 V1 a 0 2
