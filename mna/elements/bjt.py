@@ -1,13 +1,13 @@
 """The bipolar transistor: SPICE's Gummel-Poon model (as ngspice's BJT level 1), evaluated for
 every transistor of a circuit at once.
 
-``Qname c b e [s] model [area]``: the series resistances RC and RE are linear resistors to
+``Qname c b e [s] model [area]``: the series resistances RC, RB and RE are linear resistors to
 nodes inside the element; the device proper sits between the internal collector, base and
 emitter (plus the external base, for the part XCJC leaves of the base-collector capacitance
-and for RB, and the substrate). Its currents are ngspice's: transport current with Early
-effect and high-injection roll-off through the base charge ``qb``, the base resistance falling
-from RB to RBM as ``qb`` grows (or, with IRB, as the base current crowds), leakage currents
-ISE/ISC, gmin across
+and for RB's modulation, and the substrate). Its currents are ngspice's: transport current
+with Early effect and high-injection roll-off through the base charge ``qb``, the base
+resistance falling from RB to RBM as ``qb`` grows (or, with IRB, as the base current
+crowds), leakage currents ISE/ISC, gmin across
 each junction and between substrate and collector (base for a lateral PNP); its charges the
 depletion charges of the three junctions and the diffusion charges ``TF`` (with XTF, VTF,
 ITF) and ``TR``. Junction voltages are limited in Newton as SPICE's ``pnjlim`` does.
@@ -109,7 +109,7 @@ class Transistors(Device):
         self.emitter_junction = Junction(self.cje, self.vje, self.mje, self.fc)
         self.collector_junction = Junction(self.cjc, self.vjc, self.mjc, self.fc)
         self.outer_junction = Junction(self.cbx, self.vjc, self.mjc, self.fc)
-        self.resisted = bool(np.any(self.rb > 0))
+        self.modulated = bool(np.any((self.rb > 0) & ((self.rbm != self.rb) | (self.irb > 0))))
 
     def charge_branches(self):
         return [((self.cje != 0) | (self.tf != 0), self.d_be),
@@ -213,11 +213,11 @@ class Transistors(Device):
         df = (outer(into_c, dcc_be[:, None] * d_be + dcc_bc[:, None] * d_bc)
               + outer(d_be, dcb_be[:, None] * d_be + gmu[:, None] * d_bc)
               + outer(d_sub, gdsub[:, None] * d_sub))
-        if self.resisted:    # RB from the base to b', its conductance as ngspice loads it
-            gx = self.base_conductance(cb, qb)
+        if self.modulated:   # RB's conductance beyond the 1/RB stamped in G, as ngspice loads it
+            extra = self.base_conductance(cb, qb) - np.where(self.rb > 0, 1 / self.rb, 0.0)
             across = np.broadcast_to(UNIT[X] - UNIT[B], f.shape)
-            f = f + (gx * (v[:, X] - v[:, B]))[:, None] * across
-            df = df + outer(across, gx[:, None] * across)
+            f = f + (extra * (v[:, X] - v[:, B]))[:, None] * across
+            df = df + outer(across, extra[:, None] * across)
         if not self.stores:
             return Load(f, df)
 
@@ -383,11 +383,10 @@ class BipolarTransistor(Element):
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}
         for name, key in (("collector", "rc"), ("base", "rb"), ("emitter", "re")):
-            if p[key] != 0.0:
+            if p[key] != 0.0:   # (RB's modulation, with RBM or IRB, is the device's)
                 inner[name] = s.internal(self, name)
-                if name != "base":    # RB (modulated, with RBM or IRB) is the device's
-                    s.G.conductance(self.nodes[("collector", "base", "emitter").index(name)],
-                                    inner[name], area / p[key])
+                s.G.conductance(self.nodes[("collector", "base", "emitter").index(name)],
+                                inner[name], area / p[key])
         substrate = self.nodes[3] if self.substrate else GROUND
         s.device(Transistors, self.name,
                  (inner["collector"], inner["base"], inner["emitter"], b, substrate),
