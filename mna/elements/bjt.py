@@ -301,7 +301,7 @@ class BipolarTransistor(Element):
         substrate = remaining >= 3 or (remaining == 2 and not last_is_area)
         if substrate:
             nodes.append(reader.node("substrate"))
-        model = reader.word("model name").lower()
+        model = reader.model()
         area = reader.value("area") if reader.remaining() > off else None
         reader.flag("off")
         given = reader.option("area")

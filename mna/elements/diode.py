@@ -381,7 +381,7 @@ class Diode(Element):
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Diode:
         nodes = reader.nodes("anode", "cathode")
-        model = reader.word("model name").lower()
+        model = reader.model()
         off = reader.flag("off")
         area = reader.value("area") if reader.remaining() and not off else None
         off = off or reader.flag("off")

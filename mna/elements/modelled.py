@@ -160,11 +160,11 @@ class ModelledElement(Element):
     def read(cls, reader: FieldReader, letter: str) -> ModelledElement:
         """``Xname n+ n- model`` of an R or L line (`letter`)."""
         nodes = reader.nodes("n+", "n-")
-        model = reader.word("model name")
+        model = reader.model()
         place = reader.place()
         reader.done()
         reader.no_more_options()
-        return cls(reader.name, reader.location, nodes, model.lower(), letter, place)
+        return cls(reader.name, reader.location, nodes, model, letter, place)
 
     @property
     def law(self) -> type[ModelType]:

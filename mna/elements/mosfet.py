@@ -397,7 +397,7 @@ class Mosfet(Element):
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Mosfet:
         nodes = reader.nodes("drain", "gate", "source", "bulk")
-        model = reader.word("model name").lower()
+        model = reader.model()
         off = reader.flag("off")
         reader.done()
         sizes = reader.options(INSTANCE)

@@ -158,7 +158,7 @@ class Resistor(Passive):
             return super().from_fields(reader)
         nodes = reader.nodes("n+", "n-")
         value = reader.value() if at == 3 else None
-        model = reader.word("model name").lower()
+        model = reader.model()
         reader.done()
         keys = {*cls.extras, "l", "w"}
         options = {cls.aliases.get(key, key): value

@@ -114,12 +114,12 @@ class VoltageSwitch(ModelledElement):
     @classmethod
     def from_fields(cls, reader: FieldReader) -> VoltageSwitch:
         nodes = reader.nodes("n+", "n-", "nc+", "nc-")
-        model = reader.word("model name")
+        model = reader.model()
         place = reader.place()
         on = _initial_state(reader)
         reader.done()
         reader.no_more_options()
-        return cls(reader.name, reader.location, nodes, model.lower(), "S", place, on)
+        return cls(reader.name, reader.location, nodes, model, "S", place, on)
 
     def edges(self):
         return [Edge(self, *self.nodes[:2], Role.DISSIPATOR)]
@@ -145,12 +145,12 @@ class CurrentSwitch(ModelledElement):
     def from_fields(cls, reader: FieldReader) -> CurrentSwitch:
         nodes = reader.nodes("n+", "n-")
         control = reader.element("controlling element")
-        model = reader.word("model name")
+        model = reader.model()
         place = reader.place()
         on = _initial_state(reader)
         reader.done()
         reader.no_more_options()
-        return cls(reader.name, reader.location, nodes, model.lower(), "W", place, control, on)
+        return cls(reader.name, reader.location, nodes, model, "W", place, control, on)
 
     def edges(self):
         return [Edge(self, *self.nodes, Role.DISSIPATOR)]

@@ -374,7 +374,7 @@ class _Elaborator:
         elif key in (".options", ".option", ".opt"):
             self._options(card)
         elif key == ".model":
-            self._model(card)
+            self._model(card, scope)
         elif key == ".ic":
             self._initial(card, scope, self.initial)
         elif key == ".nodeset":
@@ -462,10 +462,13 @@ class _Elaborator:
             if key not in declared:
                 raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{key}'",
                                    assign.location)
-        inner = Scope(prefix=scope.prefix + card.head + ".", nodes=node_map,
+        prefix = scope.prefix + card.head + "."
+        local_models = {c.fields[0].lower(): (prefix + c.fields[0]).lower() for c in sub.body
+                        if c.key == ".model" and c.fields and isinstance(c.fields[0], str)}
+        inner = Scope(prefix=prefix, nodes=node_map,
                       substitutions=dict(scope.substitutions), known=scope.known,
                       functions=scope.functions, globals=scope.globals, random=scope.random,
-                      model_kinds=scope.model_kinds)
+                      model_kinds=scope.model_kinds, models={**scope.models, **local_models})
         for default in sub.defaults:
             key = default.name.lower()
             if key in overrides:
@@ -527,7 +530,9 @@ class _Elaborator:
             reader.fail("the temperature must be a number above -273.15 °C", card.place(0))
         self.options = dataclasses.replace(self.options, temp=value)
 
-    def _model(self, card: Card) -> None:
+    def _model(self, card: Card, scope: Scope) -> None:
+        """A ``.model``; inside a subcircuit instance it is that instance's own (its key
+        prefixed by the instance's name), its values read there."""
         usage = ".model name type(param=value ...)"
         if not card.fields or not isinstance(card.fields[0], str):
             raise NetlistError(f"usage: {usage}", card.location)
@@ -540,7 +545,7 @@ class _Elaborator:
                       *(a.location for a in card.options))
         else:
             raise NetlistError(f"usage: {usage}", card.location)
-        reader = self._reader(card, self.top_scope, usage)
+        reader = self._reader(card, scope, usage)
         values = {}
         for item, place in zip(params, places):
             if not isinstance(item, Assign) or not isinstance(item.key, str):
@@ -548,9 +553,10 @@ class _Elaborator:
                                    place)
             values[item.name.lower()] = reader.evaluate(item.values[0], item.name,
                                                         item.places[0])
-        if name.lower() in self.models:
+        key = scope.models.get(name.lower(), name.lower())
+        if key in self.models:
             raise NetlistError(f"model '{name}' is defined twice", card.place(0))
-        self.models[name.lower()] = Model(name, kind.lower(), values, card.location)
+        self.models[key] = Model(name, kind.lower(), values, card.location)
 
     def _initial(self, card: Card, scope: Scope, values: dict[OutputName, Value]) -> None:
         usage = f"{card.key} V(node)=value I(element)=value ..."

@@ -39,7 +39,9 @@ class Scope:
     name an expression may read; `globals` the ``.global`` nodes, the same in every instance;
     `random` collects the random function calls, one parameter per call in each instance;
     `model_kinds` the type of every ``.model`` of the netlist by name (an R line that names
-    a resistor model reads as SPICE's, one that names a friction model as mna's).
+    a resistor model reads as SPICE's, one that names a friction model as mna's); `models`
+    the circuit's key of each model defined in the subcircuits around (local to them, as in
+    ngspice), by name.
     """
 
     prefix: str = ""
@@ -50,6 +52,7 @@ class Scope:
     globals: frozenset[str] = frozenset()
     random: RandomCalls | None = None
     model_kinds: Mapping[str, str] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)
 
     def node(self, word: str) -> str:
         """The circuit's key of the node named `word` here."""
@@ -159,6 +162,11 @@ class FieldReader:
 
     def node(self, what: str = "node") -> str:
         return self.nodes(what)[0]
+
+    def model(self) -> str:
+        """The next field, a model's name, as the circuit's key of that model in scope."""
+        word = self.word("model name").lower()
+        return self.scope.models.get(word, word)
 
     def element(self, what: str) -> str:
         """A reference to another element (``Vctrl`` of F/H, inductors of K), in scope."""

@@ -112,6 +112,34 @@ R1 p q 3k
                         "\nR1 p q 1\n.ends\n.ends\n")
 
 
+def test_a_model_defined_inside_a_subcircuit_is_local_to_it(ngspice):
+    text = """local models, one of the subcircuit's parameters
+V1 in 0 1
+X1 in a clamp
+X2 in b clamp2
+X3 in c clamp
+X4 in d clamp2 n=1
+R1 a 0 1k
+R2 b 0 1k
+R3 c 0 1k
+R4 d 0 1k
+.subckt clamp p q
+.model dx D(IS=1e-14)
+D1 p q dx
+.ends
+.subckt clamp2 p q params: n=2
+.model dx D(IS=1e-12 N={n})
+D1 p q dx
+.ends
+.options reltol=1e-10
+"""
+    assert_op_matches(text, ngspice, ["a", "b", "c", "d"])
+    op = op_of(text + ".op\n")
+    assert op["v(a)"] == op["v(c)"] and op["v(b)"] != op["v(d)"]
+    with pytest.raises(mna.NetlistError, match="undefined model 'dx'"):
+        mna.operating_point(mna.read_string(text + "D9 in 0 dx\n"))
+
+
 def test_library_sections(ngspice, tmp_path):
     library = tmp_path / "parts.lib"
     library.write_text("* parts\n.lib low\nRl a 0 1k\n.endl\n.lib high\nRl a 0 9k\n.endl\n")
