@@ -145,6 +145,34 @@ def test_base_resistance_modulation_is_ngspices(ngspice):
     assert fixed["V(b1)"] - results(high)["op"]["V(b1)"] > 0.1
 
 
+def test_transistors_whose_base_current_is_round_off_converge(ngspice):
+    """Random deck 4001, reduced: two transistors with RB nearly off; with RB's current and
+    the base current cancelling inside one device, the balance test of b' had nothing but
+    abstol and no iteration passed it."""
+    text = """base at round-off
+V1 n5 0 DC 0.8648
+L1 n11 n5 0.01707
+R8 n14 n2 848.1
+V2 n8 n14 0
+V4 n15 0 3.661
+F2 n8 n13 V1 1.935
+Q1 n5 t18 n17 qm1
+Q2 t19 n2 n15 qm2
+W1 n17 n13 V2 csw3
+W2 n11 n15 V1 csw4
+.model qm1 NPN(IS=3.033e-14 BF=208.6 BR=3.445 RB=104.5 RC=15.37 RE=0.653 CJE=3.897e-08)
+.model qm2 PNP(IS=4.996e-16 BF=289.4 BR=9.984 VAF=138.7 RB=7.363 RE=0.2465 TF=4.139e-08)
+.model csw3 CSW(IT=0.009236 IH=0.0001967 RON=22.22 ROFF=4.571e+06)
+.model csw4 CSW(IT=1.367e-05 IH=0.000408 RON=2.223 ROFF=5.889e+06)
+.options reltol=1e-6 vntol=1e-10 abstol=1e-15
+.op
+"""
+    ours = results(text)["op"]   # n2 floats at about 0.49 MV behind the off switches
+    theirs = ngspice.run(text)["op"].data.iloc[0]
+    for name in ("V(n2)", "V(n13)", "V(n17)", "I(v4)"):
+        assert ours[name] == pytest.approx(theirs[name], rel=1e-4, abs=1e-10), name
+
+
 @pytest.mark.parametrize("device, model, knee", [
     ("D1 a 0 dmod", ".model dmod D(IS=1e-14)", True),
     ("Q1 0 a 0 nmod", ".model nmod NPN(IS=1e-15 BF=100)", True),
