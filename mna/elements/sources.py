@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cmath
+import logging
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -14,6 +15,8 @@ from mna.netlist.fields import FieldReader
 from mna.netlist.model import Braced, Call, field_text
 from mna.units import parse_number
 from mna.waveforms import PiecewiseLinear, TimeExpression, Waveform
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -43,6 +46,12 @@ class Source(Element):
                 ac_magnitude = reader.value("AC magnitude") if _is_value(reader.peek()) else 1.0
                 if _is_value(reader.peek()):
                     ac_phase = reader.value("AC phase")
+            elif distortion := reader.keyword("distof1", "distof2"):
+                for what in ("magnitude", "phase"):
+                    if _is_value(reader.peek()):
+                        reader.value(f"{distortion.upper()} {what}")
+                log.warning("%s: %s %s is for .disto, which mna does not run; ignored",
+                            reader.place(), reader.name, distortion.upper())
             elif waveform is not None and (isinstance(item, Call) or (
                     isinstance(item, str) and item.lower() in Waveform.kinds)):
                 reader.fail(f"a second waveform, {field_text(item)}: a source has one",

@@ -3,6 +3,8 @@ a small deck (or, where ngspice has no such output, against its own vectors)."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -439,6 +441,16 @@ R6 5 0 1k
     (tran,) = mna.run(mna.read_string("r(t)\nV1 a 0 1\nR1 a 0 {1k*(1 + time/1m)}\n"
                                       ".tran 0.1m 2m\n"))
     assert np.allclose(-tran["I(V1)"], 1e-3 / (1 + tran["time"] / 1e-3), rtol=1e-9)
+
+
+def test_distortion_inputs_of_a_source_are_ignored_with_a_warning(caplog):
+    plain = "t\nV1 a 0 DC 1 AC 1 SIN(0 1 1k)\nR1 a b 1k\nC1 b 0 1u\n.ac lin 3 1 1k\n"
+    with caplog.at_level(logging.WARNING):
+        (ours,) = mna.run(mna.read_string(plain.replace("SIN(0 1 1k)",
+                                                        "SIN(0 1 1k) DISTOF1 0.5 DISTOF2 0.2 90")))
+    assert "DISTOF1 is for .disto" in caplog.text and "DISTOF2" in caplog.text
+    (reference,) = mna.run(mna.read_string(plain))
+    assert np.array_equal(ours["V(b)"], reference["V(b)"])
 
 
 def test_polynomial_controlled_sources(ngspice):
