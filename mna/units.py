@@ -45,6 +45,9 @@ NUMBER = re.compile(
 )
 
 
+RKM = re.compile(r"([0-9]+)(r|meg|[tgkmunpf])([0-9]+)", re.IGNORECASE)   # IEC 60062 codes
+
+
 @functools.lru_cache(maxsize=4096)  # netlists repeat their values (``100``, ``1p``) many times
 def number(text: str) -> tuple[float, str] | None:
     """``(value, stray letters)`` of SPICE number `text` (letters after the scale suffix that
@@ -77,6 +80,9 @@ def read_number(text: str, location: SourceLocation, what: str = "") -> float:
     parsed = number(text)
     if parsed is None:
         hint = " (write {" + text + "} for an expression)" if text[:1].isalpha() else ""
+        if rkm := RKM.fullmatch(text):   # the letter as the decimal point: 4K7 for 4.7k
+            scale = "" if rkm[2].lower() == "r" else rkm[2]
+            hint = f" (the code {text} is not read: write {rkm[1]}.{rkm[3]}{scale})"
         raise NetlistError(f"bad number '{text}'" + (f" for {what}" if what else "") + hint,
                            location)
     value, stray = parsed

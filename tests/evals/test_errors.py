@@ -43,6 +43,9 @@ CASES = {
     "extra field on a coupler": (
         "t\nV1 a 0 1\nTF1 a 0 b 0 2 3\nR1 b 0 1\n",
         r"unexpected field '3'", 3, 15),
+    "RKM code": (
+        "t\nV1 a 0 1\nR1 a 0 4K7\n",
+        r"bad number '4K7' for value \(the code 4K7 is not read: write 4\.7K\)", 3, 8),
     "unknown keyword": (
         "t\nV1 a 0 1\nR1 a 0 1 tcx=2\n",
         r"unknown parameter 'tcx=' \(allowed: .*r=, scale=, tc=, tc1=", 3, 10),
