@@ -175,6 +175,12 @@ class CurrentControlledVoltageSource(ThroughControlled):
 
 
 def _voltage_control(reader: FieldReader) -> str:
+    """``nc+ nc-``, or PSpice's ``(nc+,nc-)``, as the probe of their voltage."""
+    pair = reader.peek()
+    if isinstance(pair, Call) and not pair.name and len(pair.args) == 2 and all(
+            isinstance(node, str) for node in pair.args):
+        reader.take("(nc+,nc-)")
+        return f"V({pair.args[0]},{pair.args[1]})"
     return f"V({reader.word('nc+')},{reader.word('nc-')})"
 
 

@@ -164,6 +164,11 @@ def _atom(cursor: _Cursor) -> tuple[Field, SourceLocation]:
     token = cursor.take()
     if token.kind == "braced":
         return Braced(token.text, _expression_place(token)), token.location
+    if token.kind == "(":   # a group with no name: PSpice's node pair (3,0) of a POLY
+        items = _fields(cursor, opening=token)
+        cursor.take()
+        return Call("", tuple(item for item, _ in items), token.location,
+                    tuple(p for _, p in items)), token.location
     if token.kind != "word":
         raise NetlistError(f"unexpected '{token.text}'", token.location)
     following = cursor.peek()

@@ -471,6 +471,21 @@ R6 h 0 1k
     assert_op_matches(text, ngspice, ["e", "g", "f", "h"])
 
 
+def test_polynomial_controls_as_pspice_node_pairs(ngspice):
+    text = """POLY(2) (3,0) (4,0), as vendor macromodels write them
+V3 3 0 1
+V4 4 0 2
+R3 3 0 1k
+R4 4 0 1k
+EGND 99 0 POLY(2) (3,0) (4,0) 0 .5 .5
+R1 99 0 1k
+G1 0 g POLY(2) (3, 4) (4,0) 1m 2m 3m
+R2 g 0 1k
+"""
+    assert_op_matches(text, ngspice, ["99", "g"])
+    assert op_of(text + ".op\n")["v(99)"] == pytest.approx(1.5, rel=1e-12)
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
