@@ -457,7 +457,10 @@ class _Elaborator:
             if key != GROUND:
                 self._note_node(key, scope.prefix + word, card, index)
         overrides = {assign.name.lower(): assign for assign in card.options}
-        declared = {assignment(a, a.location).name.lower() for a in sub.defaults}
+        # an instance may set a parameter of the defaults, or one the body's .param sets
+        # (that .param is then its default, as in ngspice)
+        local = {a.name.lower() for c in sub.body if c.key == ".param" for a in c.options}
+        declared = {assignment(a, a.location).name.lower() for a in sub.defaults} | local
         for key, assign in overrides.items():
             if key not in declared:
                 raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{key}'",
@@ -477,19 +480,25 @@ class _Elaborator:
                 value = FieldReader(card, inner, usage, self._note_node).evaluate(
                     default.values[0], key, default.places[0])
             inner = _with_parameter(inner, key, value)
+        for key in local & overrides.keys():
+            inner = _with_parameter(inner, key, reader.evaluate(
+                overrides[key].values[0], key, overrides[key].places[0]))
         body = [c for c in sub.body]
         inner = dataclasses.replace(inner, functions=self._functions(
             [c for c in body if c.key == ".func"], inner.functions))
         for inner_card in body:  # local .param cards first, in order, as SPICE reads them
             if inner_card.key == ".param":
-                inner = self._local_parameters(inner_card, inner)
+                inner = self._local_parameters(inner_card, inner, set(overrides))
         self.expanding.append(sub.local)
         self._cards(body, inner, depth + 1)
         self.expanding.pop()
 
-    def _local_parameters(self, card: Card, scope: Scope) -> Scope:
-        """A ``.param`` card inside a subcircuit: values in the instance's scope."""
+    def _local_parameters(self, card: Card, scope: Scope, given: set[str]) -> Scope:
+        """A ``.param`` card inside a subcircuit: values in the instance's scope, but for
+        those the instance `given`."""
         for item in card.options:
+            if item.name.lower() in given:
+                continue
             value = _braced(assignment(item, item.location))
             scope = _with_parameter(scope, item.name.lower(), scope.value(scope.expression(value)))
         if card.fields:

@@ -142,6 +142,27 @@ D1 p q dx
         mna.operating_point(mna.read_string(text + "D9 in 0 dx\n"))
 
 
+def test_an_instance_may_set_a_parameter_its_subcircuit_sets_with_param(ngspice):
+    text = """instance parameters over a subcircuit's own .param
+.subckt subr in out rint1 = 6
+.param rint = 5
+.param rint2 = {2*rint}
+R0 in out {rint}
+R1 in out {rint1}
+R2 in out {rint2}
+.ends
+X1 1 0 subr rint = 7 rint1 = 9
+V1 1 0 1
+X2 2 0 subr
+V2 2 0 1
+"""
+    ours, theirs = op_of(text + ".op\n"), ngspice.run(text + ".op\n")["op"].data.iloc[0]
+    for source in ("v1", "v2"):
+        assert ours[f"i({source})"] == pytest.approx(theirs[f"I({source})"], rel=1e-9)
+    assert ours["i(v1)"] == pytest.approx(-(1 / 7 + 1 / 9 + 1 / 14), rel=1e-12)
+    assert ours["i(v2)"] == pytest.approx(-(1 / 5 + 1 / 6 + 1 / 10), rel=1e-12)
+
+
 def test_library_sections(ngspice, tmp_path):
     library = tmp_path / "parts.lib"
     library.write_text("* parts\n.lib low\nRl a 0 1k\n.endl\n.lib high\nRl a 0 9k\n.endl\n")
