@@ -81,10 +81,27 @@ def _step(value: float) -> float:
     return 0.5 if value == 0 else float(value > 0)
 
 
-def _nearest(sp, x):
-    """``nint`` in sympy: the nearest whole number, a half to the even one (a number's is
-    exact; an unknown's jumps at the half-integers, where the tie does not matter)."""
-    return sp.Integer(round(float(x))) if x.is_number else sp.floor(x + sp.Rational(1, 2))
+def _nearest_whole(value: float) -> float:
+    """``nint``: the nearest whole number, a half to the even one (C's nearbyint, ngspice's)."""
+    return float(round(value))
+
+
+@functools.cache
+def _nearest(sp):
+    """sympy's ``nint``: a number's value, and a slope of zero (a staircase); a compiled
+    expression calls `_nearest_whole` (`LAMBDIFY_FUNCTIONS`)."""
+
+    def eval(cls, x):
+        return sp.Integer(round(float(x))) if x.is_number else None
+
+    def fdiff(self, argindex=1):
+        return sp.Integer(0)
+
+    return type("nint", (sp.Function,), {"nargs": 1, "fdiff": fdiff, "eval": classmethod(eval)})
+
+
+# what sympy.lambdify must be told of the functions above it has no name for
+LAMBDIFY_FUNCTIONS = {"nint": _nearest_whole}
 
 
 def _log10(value: float) -> float:
@@ -165,7 +182,7 @@ FUNCTIONS: dict[str, Function] = {
     "sqr": Function(1, lambda x: x * x, lambda sp, x: x * x),
     "int": Function(1, lambda x: float(math.trunc(x)),
                     lambda sp, x: sp.sign(x) * sp.floor(sp.Abs(x))),
-    "nint": Function(1, lambda x: float(round(x)), _nearest),
+    "nint": Function(1, _nearest_whole, lambda sp, x: _nearest(sp)(x)),
     "u": Function(1, _step, lambda sp, x: sp.Heaviside(x, sp.Rational(1, 2))),
     "uramp": Function(1, lambda x: max(x, 0.0), lambda sp, x: x * sp.Heaviside(x, 0)),
     "u2": Function(1, lambda x: min(max(x, 0.0), 1.0),

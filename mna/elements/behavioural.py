@@ -13,7 +13,7 @@ import numpy as np
 
 from mna.elements.base import Edge, Element, Role
 from mna.elements.device import Device, Instance, Load, terminal_array
-from mna.expr import Expression, Probe, Value
+from mna.expr import LAMBDIFY_FUNCTIONS, Expression, Probe, Value
 from mna.netlist.fields import GROUND, FieldReader, OutputName
 from mna.netlist.model import Braced
 
@@ -82,9 +82,10 @@ class Behavioural(Device):
             values.append(expression)
             gradients.append([_smooth(sympy.diff(expression, z)) for z in own])
         flat = [z for own in variables for z in own]
-        function = sympy.lambdify([flat, time_symbol(), modes], [values, gradients], "math",
+        namespace = [LAMBDIFY_FUNCTIONS, "math"]
+        function = sympy.lambdify([flat, time_symbol(), modes], [values, gradients], namespace,
                                   cse=True)
-        switching = sympy.lambdify([flat, time_symbol()], switches, "math", cse=True)
+        switching = sympy.lambdify([flat, time_symbol()], switches, namespace, cse=True)
         signs = np.zeros((len(instances), width))
         for row, instance in enumerate(instances):
             for local, sign in instance.parameters["rows"]:

@@ -367,13 +367,16 @@ V3 3 0 {pwr(-2,3)}
 V4 4 0 {p}
 B6 6 0 V=u(0)+uramp(-1)+u2(0.5)+nint(2.5)+sgn(-3)+asinh(1)+0*V(9)
 V7 7 0 {nint(2.5)+nint(-3.5)+int(-2.7)+sqr(3)+arctan(1)+sgn(-2)+atanh(0.5)+acosh(2)}
+V8 8 0 2.5
+B8 88 0 V=nint(V(8))+10*nint(-V(8)+1)
+R8 88 0 1k
 R1 1 0 1k
 R3 3 0 1k
 R4 4 0 1k
 R6 6 0 1k
 R7 7 0 1k
 """
-    assert_op_matches(text, ngspice, ["1", "3", "4", "6", "7"])
+    assert_op_matches(text, ngspice, ["1", "3", "4", "6", "7", "88"])   # 88: ties to even
     assert op_of(text + ".op\n")["v(1)"] == -8.0 and op_of(text + ".op\n")["v(3)"] == 8.0
 
 
