@@ -4,6 +4,7 @@ a small deck (or, where ngspice has no such output, against its own vectors)."""
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 import pytest
@@ -378,6 +379,19 @@ R7 7 0 1k
 """
     assert_op_matches(text, ngspice, ["1", "3", "4", "6", "7", "88"])   # 88: ties to even
     assert op_of(text + ".op\n")["v(1)"] == -8.0 and op_of(text + ".op\n")["v(3)"] == 8.0
+
+
+def test_behavioural_sources_undefined_at_the_all_zero_guess(ngspice):
+    text = """ln, log10 and 1/x of a node a source sets
+V1 1 0 2.7
+B1 b1 0 V=ln(V(1))
+B2 b2 0 V=log10(V(1)) + 1/V(1)
+R2 b2 0 1k
+B3 0 b3 I=1m*sqrt(V(1))/V(1)
+R3 b3 0 1k
+"""
+    assert_op_matches(text, ngspice, ["b1", "b2", "b3"])
+    assert op_of(text + ".op\n")["v(b1)"] == pytest.approx(math.log(2.7), rel=1e-12)
 
 
 def test_ngspice_functions_across_their_corners_in_a_dc_sweep(ngspice):
