@@ -145,6 +145,41 @@ class Sine(Waveform):
 
 
 @dataclass(frozen=True)
+class FrequencyModulated(Waveform):
+    """SPICE's single-frequency FM: ``vo + va sin(2 pi fc t + mdi sin(2 pi fs t))``."""
+
+    keyword = "sffm"
+    arity = (2, 5)
+    usage = "SFFM(vo va [fc [mdi [fs]]])"
+
+    def value(self, t, tstep, tstop, before=False):
+        vo, va, fc, mdi, fs = self._padded([0.0, 0.0, 0.0, 0.0, 0.0])
+        return vo + va * math.sin(2 * math.pi * (fc or 1 / tstop) * t
+                                  + mdi * math.sin(2 * math.pi * (fs or 1 / tstop) * t))
+
+
+@dataclass(frozen=True)
+class AmplitudeModulated(Waveform):
+    """ngspice's AM: ``va (vo + sin(2 pi fm t')) sin(2 pi fc t')`` with ``t' = t - td``, 0
+    before ``td``."""
+
+    keyword = "am"
+    arity = (4, 5)
+    usage = "AM(va vo fm fc [td])"
+
+    def value(self, t, tstep, tstop, before=False):
+        va, vo, fm, fc, td = self._padded([0.0] * 5)
+        if t < td or (before and t == td):
+            return 0.0
+        local = t - td
+        return va * (vo + math.sin(2 * math.pi * fm * local)) * math.sin(2 * math.pi * fc * local)
+
+    def breakpoints(self, tstep, tstop):
+        td = self._padded([0.0] * 5)[4]
+        return np.array([td]) if 0 < td <= tstop else np.empty(0)
+
+
+@dataclass(frozen=True)
 class Exponential(Waveform):
     keyword = "exp"
     arity = (2, 6)

@@ -1,5 +1,5 @@
-"""Source waveforms (PULSE, SIN, EXP, PWL, {expr}) against ngspice's own evaluation and by hand,
-their breakpoints, and the CLI's --method / --plot on a transient."""
+"""Source waveforms (PULSE, SIN, EXP, PWL, SFFM, AM, {expr}) against ngspice's own evaluation
+and by hand, their breakpoints, and the CLI's --method / --plot on a transient."""
 
 from __future__ import annotations
 
@@ -51,6 +51,39 @@ def test_waveforms_match_ngspice_at_its_time_points(ngspice):
         ours = _waveforms()[f"v{name}"].values(t, TSTEP, TSTOP)
         theirs = reference[f"V({node})"].to_numpy()
         assert np.max(np.abs(ours - theirs)) < 1e-9, f"V{name}"
+
+
+MODULATED = """SFFM and AM into resistors
+V1 a 0 SFFM(0.5 1 10k 5 1k)
+V2 b 0 SFFM(0.5 1)
+V3 c 0 AM(1 0.5 1k 20k 0.1m)
+V4 d 0 AM(2 1 500 5k)
+R1 a 0 1k
+R2 b 0 1k
+R3 c 0 1k
+R4 d 0 1k
+.tran 1u 2m
+"""
+
+
+@pytest.mark.ngspice
+def test_modulated_waveforms_match_ngspice_and_their_formulas(ngspice):
+    reference = ngspice.run(MODULATED)["tran"].data
+    t = reference["time"].to_numpy().real
+    waves = {s.name.lower(): s.waveform for s in mna.assemble(mna.read_string(MODULATED)).inputs}
+    for name, node in zip("1234", "abcd", strict=True):
+        ours = waves[f"v{name}"].values(t, 1e-6, 2e-3)
+        assert np.max(np.abs(ours - reference[f"V({node})"].to_numpy().real)) < 1e-9, name
+    # SFFM defaults: fc = fs = 1/tstop, mdi = 0; AM is 0 before its delay
+    assert np.allclose(waves["v1"].values(t, 1e-6, 2e-3), 0.5 + np.sin(
+        2 * np.pi * 10e3 * t + 5 * np.sin(2 * np.pi * 1e3 * t)), atol=1e-12)
+    assert np.allclose(waves["v2"].values(t, 1e-6, 2e-3), 0.5 + np.sin(2 * np.pi * 500 * t),
+                       atol=1e-12)
+    late = t - 0.1e-3
+    assert np.allclose(waves["v3"].values(t, 1e-6, 2e-3), np.where(late < 0, 0.0, (
+        0.5 + np.sin(2 * np.pi * 1e3 * late)) * np.sin(2 * np.pi * 20e3 * late)), atol=1e-12)
+    (result,) = mna.run(mna.read_string(MODULATED))
+    assert 0.1e-3 in result["time"]   # AM's delay is a breakpoint
 
 
 def test_pulse_defaults_follow_ngspice():
