@@ -11,6 +11,7 @@ Numbers are SPICE numbers (``2.2k``), as in ngspice.
 
 from __future__ import annotations
 
+import bisect
 import cmath
 import functools
 import logging
@@ -256,6 +257,36 @@ OPERATORS: dict[str, Function] = {
 RELATIONS = ("==", "!=", "<", "<=", ">", ">=")
 
 
+def _piecewise_linear(x: float, *points: float) -> float:
+    """ngspice's ``pwl(x, x0, y0, x1, y1, ...)``: linear between the points (their abscissae
+    rising, or falling), and beyond them along the first or last segment."""
+    xs, ys = points[0::2], points[1::2]
+    if xs[0] > xs[-1]:
+        xs, ys = xs[::-1], ys[::-1]
+    k = min(max(bisect.bisect_right(xs, x), 1), len(xs) - 1)
+    return ys[k - 1] + (ys[k] - ys[k - 1]) * (x - xs[k - 1]) / (xs[k] - xs[k - 1])
+
+
+def _piecewise_linear_sympy(sp, x, *points):
+    xs, ys = list(points[0::2]), list(points[1::2])
+    if all(v.is_number for v in xs) and xs[0] > xs[-1]:
+        xs, ys = xs[::-1], ys[::-1]
+    segments = [(ys[k - 1] + (ys[k] - ys[k - 1]) * (x - xs[k - 1]) / (xs[k] - xs[k - 1]),
+                 x < xs[k]) for k in range(1, len(xs) - 1)]
+    last = len(xs) - 1
+    return sp.Piecewise(*segments, (ys[last - 1] + (ys[last] - ys[last - 1]) * (
+        x - xs[last - 1]) / (xs[last] - xs[last - 1]), True))
+
+
+@functools.cache
+def operation(name: str) -> Function:
+    """The function or operator an ``apply`` step names; ``pwl#n``: ngspice's pwl() of n
+    arguments (x and the points), whose count the call fixes."""
+    if name.startswith("pwl#"):
+        return Function(int(name[4:]), _piecewise_linear, _piecewise_linear_sympy)
+    return FUNCTIONS.get(name) or OPERATORS[name]
+
+
 @dataclass(frozen=True)
 class UserFunction:
     """A ``.func name(a, b) = {expr}``: its parameters and body, expanded where called."""
@@ -343,7 +374,7 @@ class Expression:
             if code == "number":
                 push(step.argument)
             elif code == "apply":
-                function = FUNCTIONS.get(step.argument) or OPERATORS[step.argument]
+                function = operation(step.argument)
                 arguments = stack[len(stack) - function.arity:]
                 del stack[len(stack) - function.arity:]
                 try:
@@ -395,7 +426,7 @@ class Expression:
                 starts.append(index)
                 continue
             name = step.argument
-            arity = (FUNCTIONS.get(name) or OPERATORS[name]).arity
+            arity = operation(name).arity
             begins = starts[len(starts) - arity:]
             del starts[len(starts) - arity:]
             parts = [self.program[a:b] for a, b in zip(begins, [*begins[1:], index])]
@@ -409,6 +440,10 @@ class Expression:
                 one = (*parts[0], Instruction("number", 1.0, step.offset),
                        Instruction("apply", "-", step.offset))
                 found.append(("zero", self._part(one)))
+            elif name.startswith("pwl#"):    # a corner at each inner point
+                for inner in parts[3:-2:2]:
+                    corner = (*parts[0], *inner, Instruction("apply", "-", step.offset))
+                    found.append(("zero", self._part(corner)))
             elif name in ("floor", "ceil", "int"):
                 found.append(("integer", self._part(parts[0])))
             elif name == "nint":    # jumps where x - 1/2 is whole
@@ -444,7 +479,7 @@ class Expression:
             elif code == "probe":
                 stack.append(probe(step.argument))
             else:
-                function = FUNCTIONS.get(step.argument) or OPERATORS[step.argument]
+                function = operation(step.argument)
                 arguments = stack[len(stack) - function.arity:]
                 del stack[len(stack) - function.arity:]
                 if all(isinstance(a, sympy.Number) for a in arguments):
@@ -491,7 +526,7 @@ class RandomCalls:
                 starts.append(len(program))
                 program.append(step)
                 continue
-            arity = (FUNCTIONS.get(step.argument) or OPERATORS[step.argument]).arity
+            arity = operation(step.argument).arity
             begins = starts[len(starts) - arity:]
             del starts[len(starts) - arity:]
             begin = begins[0] if begins else len(program)
@@ -683,7 +718,7 @@ class _Parser:
             self.probe(key, offset)
             return
         user = self.functions.get(key)
-        if user is None and key not in FUNCTIONS:
+        if user is None and key not in FUNCTIONS and key != "pwl":
             self.fail(f"unknown function '{text}'", offset)
         self.nested(offset)
         starts = []
@@ -696,7 +731,12 @@ class _Parser:
             self.binary(0)
         self.expect(")")
         self.depth -= 1
-        arity = len(user.parameters) if user else FUNCTIONS[key].arity
+        if key == "pwl" and user is None:   # pwl(x, x0, y0, x1, y1, ...): two points or more
+            if len(starts) < 5 or len(starts) % 2 == 0:
+                self.fail(f"pwl() takes x and pairs of points (at least two), got "
+                          f"{len(starts)} arguments", offset)
+            key = f"pwl#{len(starts)}"
+        arity = len(user.parameters) if user else operation(key).arity
         if len(starts) != arity:
             self.fail(f"{text.lower()}() takes {arity} argument{'s' * (arity != 1)}, got "
                       f"{len(starts)}", offset)

@@ -12,6 +12,7 @@ import pytest
 import mna
 
 pytestmark = pytest.mark.ngspice
+_HERE = mna.netlist.model.SourceLocation("t.net", 1, 1)
 
 
 def op_of(text: str) -> dict[str, float]:
@@ -489,6 +490,31 @@ def test_distortion_inputs_of_a_source_are_ignored_with_a_warning(caplog):
     assert "DISTOF1 is for .disto" in caplog.text and "DISTOF2" in caplog.text
     (reference,) = mna.run(mna.read_string(plain))
     assert np.array_equal(ours["V(b)"], reference["V(b)"])
+
+
+def test_pwl_function_of_a_behavioural_source(ngspice):
+    text = """pwl(x, points...) through its corners and beyond them
+V1 1 0 0
+V5 5 0 1
+B1 2 0 V=pwl(V(1), -1,-2, 0,0, 1,3, 2,3.5)
+R2 2 0 1k
+B4 0 4 I=0.3m*pwl(V(4)+V(5), 0,0, 1,1, 2,4)
+R4 4 0 1k
+.options reltol=1e-10 abstol=1e-15 vntol=1e-12
+.dc V1 -3.05 3 0.1
+"""
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["dc"].data
+    for node in ("2", "4"):
+        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=0, atol=1e-12)
+    assert ours["V(2)"][0] == pytest.approx(-2 - 2 * 2.05, rel=1e-12)   # the first segment on
+    falling = mna.expr.parse_expression("pwl(x, 2,1, 0,0, -2,-1)", _HERE)   # as ngspice 40
+    assert [falling.evaluate({"x": x}) for x in (-3, 1, 3)] == [-1.5, 0.5, 1.5]
+    (tran,) = mna.run(mna.read_string("t\nV1 a 0 {pwl(time, 0,0, 1m,1, 2m,0)}\nR1 a 0 1\n"
+                                      ".tran 0.3m 3m\n"))
+    assert np.min(np.abs(tran["time"] - 1e-3)) < 1e-15   # a source's corner: a breakpoint
+    assert max(tran["V(a)"]) == pytest.approx(1.0, abs=1e-8)   # (the left limit, 1e-9 early)
+    assert tran["V(a)"][-1] == pytest.approx(-1.0, rel=1e-12)   # the last segment on
 
 
 def test_polynomial_controlled_sources(ngspice):
