@@ -27,6 +27,24 @@ def assert_op_matches(text: str, ngspice, nodes: list[str]) -> None:
         assert ours[f"v({node})"] == pytest.approx(theirs[f"V({node})"], rel=1e-9, abs=1e-12)
 
 
+def assert_ac_matches(text: str, ngspice, outputs: list[str]) -> None:
+    """mna's and ngspice's response at 1 kHz, each of `outputs` to 1e-9."""
+    text += ".ac lin 1 1k 1k\n"
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["ac"].data
+    for name in outputs:
+        assert np.allclose(ours[name], theirs[name], rtol=1e-9), name
+
+
+def assert_dc_matches(text: str, ngspice, nodes: list[str], atol: float) -> mna.Result:
+    """mna's and ngspice's .dc sweep of `text` at each point, each of `nodes` to `atol`."""
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["dc"].data
+    for node in nodes:
+        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=0, atol=atol), node
+    return ours
+
+
 def test_waveforms_without_parentheses(ngspice):
     text = """waveforms as SPICE2 wrote them
 V1 a 0 SIN 0 1 1K
@@ -269,11 +287,7 @@ R5 d 0 1k scale=3
 .options reltol=1e-10
 """
     assert_op_matches(text, ngspice, ["a", "b", "c", "d"])
-    ac = text + ".ac lin 1 1k 1k\n"
-    (ours,) = mna.run(mna.read_string(ac))
-    theirs = ngspice.run(ac)["ac"].data
-    for node in ("a", "b", "c", "d"):
-        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=1e-9)
+    assert_ac_matches(text, ngspice, ["V(a)", "V(b)", "V(c)", "V(d)"])
 
 
 def test_resistor_models(ngspice):
@@ -292,11 +306,7 @@ R5 d 0 1k
 .options reltol=1e-10
 """
     assert_op_matches(text, ngspice, ["a", "b", "c", "d"])
-    ac = text + ".ac lin 1 1k 1k\n"
-    (ours,) = mna.run(mna.read_string(ac))
-    theirs = ngspice.run(ac)["ac"].data
-    for node in ("a", "b", "c", "d"):
-        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=1e-9)
+    assert_ac_matches(text, ngspice, ["V(a)", "V(b)", "V(c)", "V(d)"])
     # R1: (11u - 2u) / (2u - 1u) * 1000 * (1 + 1e-3 * 33), R3: 3k exactly (tc1=0 wins)
     sheet = 9e3 * (1 + 1e-3 * 33)
     op = op_of(text + ".op\n")
@@ -404,10 +414,7 @@ B3 3 0 I=1m*pwr(V(3)+V(1),3)+1m*V(3)+1m*asinh(V(3))
 .options reltol=1e-9 abstol=1e-15 vntol=1e-12
 .dc V1 -2.05 2 0.1
 """
-    (ours,) = mna.run(mna.read_string(text))
-    theirs = ngspice.run(text)["dc"].data
-    for node in ("2", "3"):
-        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=0, atol=1e-9)
+    assert_dc_matches(text, ngspice, ["2", "3"], atol=1e-9)
 
 
 def test_pwl_repeat_and_delay(ngspice):
@@ -472,11 +479,7 @@ R6 5 0 1k
     op = op_of(text + ".op\n")
     assert op["v(3)"] == pytest.approx(100 * 1.1, rel=1e-12)
     assert op["i(v4)"] == pytest.approx(100 / (1.5e3 * 1.1), rel=1e-12)
-    ac = text + ".ac lin 1 1k 1k\n"
-    (ours,) = mna.run(mna.read_string(ac))
-    theirs = ngspice.run(ac)["ac"].data
-    for name in ("V(2)", "V(3)", "V(5)", "I(v4)"):
-        assert np.allclose(ours[name], theirs[name], rtol=1e-9), name
+    assert_ac_matches(text, ngspice, ["V(2)", "V(3)", "V(5)", "I(v4)"])
     (tran,) = mna.run(mna.read_string("r(t)\nV1 a 0 1\nR1 a 0 {1k*(1 + time/1m)}\n"
                                       ".tran 0.1m 2m\n"))
     assert np.allclose(-tran["I(V1)"], 1e-3 / (1 + tran["time"] / 1e-3), rtol=1e-9)
@@ -503,10 +506,7 @@ R4 4 0 1k
 .options reltol=1e-10 abstol=1e-15 vntol=1e-12
 .dc V1 -3.05 3 0.1
 """
-    (ours,) = mna.run(mna.read_string(text))
-    theirs = ngspice.run(text)["dc"].data
-    for node in ("2", "4"):
-        assert np.allclose(ours[f"V({node})"], theirs[f"V({node})"], rtol=0, atol=1e-12)
+    ours = assert_dc_matches(text, ngspice, ["2", "4"], atol=1e-12)
     assert ours["V(2)"][0] == pytest.approx(-2 - 2 * 2.05, rel=1e-12)   # the first segment on
     falling = mna.expr.parse_expression("pwl(x, 2,1, 0,0, -2,-1)", _HERE)   # as ngspice 40
     assert [falling.evaluate({"x": x}) for x in (-3, 1, 3)] == [-1.5, 0.5, 1.5]
