@@ -51,6 +51,7 @@ EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign i
 EVENT_START = 1e-3
 SETTLING_STEPS = 2
 LOCATE_ITERATIONS = 100
+CHATTER_CHANGES = 2     # a function that changes so many times in a row, each within hmin
 # a run whose Newton fails on STALL_FAILURES of its last STALL_WINDOW steps tried, at a pace
 # that would need more than STALL_STEPS further steps to reach tstop, ends there: its steps
 # shrink on each failure and grow back on the successes between, and it would crawl for ever
@@ -154,6 +155,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     states: deque[np.ndarray] = deque([x0], maxlen=2)
     switching = solver.switching(x0, 0.0)
     last_switched = np.full(len(switching), -np.inf)   # when each function last changed
+    rapid = np.zeros(len(switching), int)   # its changes in a row, each within hmin
     targets = _targets(breakpoints, tstop, policy)
     corners = sorted(set(breakpoints.tolist()))
     accept(0.0, x0, False)
@@ -297,7 +299,11 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             if event:
                 modes = solver.modes()
                 crossed = _crossed(modes, switching, modes)
-                chattering = crossed & (t - last_switched <= policy.hmin)
+                quick = crossed & (t - last_switched <= policy.hmin)
+                rapid = np.where(quick, rapid + 1, np.where(crossed, 0, rapid))
+                # one change at once after another is a law's (a block that stops where its
+                # spring pulls harder than fs breaks away backwards); two are a chatter
+                chattering = rapid >= CHATTER_CHANGES
                 if chattering.any():
                     owner = solver.switching_owners()[int(np.flatnonzero(chattering)[0])]
                     raise ConvergenceError(

@@ -54,6 +54,25 @@ def test_a_sliding_mass_stops_where_coulomb_friction_says_and_stays_stuck():
     assert len(time[time > stop]) > 10
 
 
+def test_a_mass_on_a_spring_stops_and_turns_back_at_once_until_friction_holds_it():
+    # m = 1, k = 100 (omega = 10), fc = fs = 1, from x = 0 at 1 m/s: each half swing runs
+    # about -s fc/k and turns where v = 0, at t1 + n pi/10, the spring pulling harder than fs
+    # so that the block sticks and breaks away backwards at the same instant (not a chatter);
+    # the amplitude falls by 2 fc/k a swing until k |x| <= fs holds it (the sixth turn)
+    time, frame = transient(
+        "swing\n.domain translational v\nCm v 0 m=1 IC=1\nLk v 0 k=100 IC=0\nRf v 0 brake\n"
+        ".model brake friction(fc=1 fs=1)\n.options reltol=1e-9\n.tran 0.01 2.5 uic\n")
+    v, spring = frame["V(v)"].to_numpy(), frame["I(Lk)"].to_numpy()
+    t1 = (np.pi / 2 - np.arctan(0.1)) / 10
+    turns = time[v == 0]
+    assert np.allclose(turns[:4], t1 + np.arange(4) * np.pi / 10, rtol=0, atol=5e-6)
+    x = np.sqrt(0.01**2 + 0.1**2) - 0.01    # the first turn's x, then each about +-0.01
+    for swing in range(5):
+        x = 0.02 * (-1) ** swing - x
+    assert spring[-1] == pytest.approx(100 * x, rel=1e-5)    # held at x6 = 0.0095
+    assert np.max(np.abs(v[time > t1 + 0.5 * np.pi + 1e-3])) < 1e-12
+
+
 def test_a_mass_pushed_from_rest_breaks_away_at_the_static_force():
     # F = t against fs = 2 N, fc = 1 N, vs = 1e-4 m/s: stuck (v = 0, friction = push) until
     # t = 2 s, then m v' = t - f(v). While the slide is slower than vs the friction is still
