@@ -29,6 +29,8 @@ SCALE = {
     "mil": 25.4e-6,
     "m": 1e-3,
     "u": 1e-6,
+    "\u00b5": 1e-6,   # the micro sign, which ngspice reads as u
+    "\u03bc": 1e-6,   # the Greek mu, likewise
     "n": 1e-9,
     "p": 1e-12,
     "f": 1e-15,
@@ -39,7 +41,7 @@ UNITS = {"v", "a", "ohm", "ohms", "f", "h", "s", "sec", "hz", "w", "j", "n", "nm
          "rad", "k", "c"}
 
 NUMBER = re.compile(
-    r"(?P<mantissa>[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)(?P<suffix>meg|mil|[tgkmunpf])?"
+    r"(?P<mantissa>[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?)(?P<suffix>meg|mil|[tgkmunpf\u00b5\u03bc])?"
     r"(?P<unit>[a-z/]*)",
     re.IGNORECASE,
 )
