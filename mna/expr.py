@@ -188,6 +188,12 @@ FUNCTIONS: dict[str, Function] = {
     "uramp": Function(1, lambda x: max(x, 0.0), lambda sp, x: x * sp.Heaviside(x, 0)),
     "u2": Function(1, lambda x: min(max(x, 0.0), 1.0),
                    lambda sp, x: sp.Piecewise((0, x <= 0), (x, x <= 1), (1, True))),
+    "eq0": Function(1, lambda x: _truth(x == 0), lambda sp, x: _as_truth(sp, sp.Eq(x, 0))),
+    "ne0": Function(1, lambda x: _truth(x != 0), lambda sp, x: _as_truth(sp, sp.Ne(x, 0))),
+    "gt0": Function(1, lambda x: _truth(x > 0), lambda sp, x: _as_truth(sp, sp.Gt(x, 0))),
+    "lt0": Function(1, lambda x: _truth(x < 0), lambda sp, x: _as_truth(sp, sp.Lt(x, 0))),
+    "ge0": Function(1, lambda x: _truth(x >= 0), lambda sp, x: _as_truth(sp, sp.Ge(x, 0))),
+    "le0": Function(1, lambda x: _truth(x <= 0), lambda sp, x: _as_truth(sp, sp.Le(x, 0))),
     # x^y of |x|, as a .param expression reads pwr; B sources keep the sign of x (pwrs)
     "pwr": Function(2, lambda x, y: _power(abs(x), y), lambda sp, x, y: sp.Abs(x) ** y),
     "pwrs": Function(2, lambda x, y: -_power(-x, y) if x < 0 else _power(x, y),
@@ -433,7 +439,8 @@ class Expression:
             if name in RELATIONS or name in ("min", "max"):
                 difference = (*parts[0], *parts[1], Instruction("apply", "-", step.offset))
                 found.append(("zero", self._part(difference)))
-            elif name in ("abs", "sign", "sgn", "u", "uramp", "pwr", "pwrs", "if", "?"):
+            elif name in ("abs", "sign", "sgn", "u", "uramp", "pwr", "pwrs", "if", "?", "eq0",
+                          "ne0", "gt0", "lt0", "ge0", "le0"):
                 found.append(("zero", self._part(parts[0])))
             elif name == "u2":      # corners at 0 and 1
                 found.append(("zero", self._part(parts[0])))
