@@ -51,9 +51,21 @@ class Behavioural(Device):
         self.function = function
         self.switches = switches
         self.owners = owners   # the instance of each comparison: each has its own count
+        self.strict = strict
         at_rest = self.switching(np.zeros(terminals.shape), 0.0)
         holds = (at_rest > 0) | ((at_rest == 0) & ~strict) | np.isnan(at_rest)
         self.modes = np.where(holds, 1.0, -1.0)
+
+    def settle(self, v, t):
+        """As `Device.settle`, but a comparison at a tie holds as its relation says there
+        (``>=`` and ``<=`` do, ``>`` and ``<`` do not), as ngspice evaluates it: a node that a
+        source holds at the threshold is a tie, not a crossing to come."""
+        values = self.switching(v, t)
+        settled = np.where(values == 0, np.where(self.strict, -1.0, 1.0),
+                           np.where(np.isnan(values), self.modes, np.sign(values)))
+        changed = not np.array_equal(settled, self.modes)
+        self.modes = settled
+        return changed
 
     @classmethod
     def build(cls, instances: list[Instance]) -> Behavioural:

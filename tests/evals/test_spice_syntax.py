@@ -382,14 +382,17 @@ V7 7 0 {nint(2.5)+nint(-3.5)+int(-2.7)+sqr(3)+arctan(1)+sgn(-2)+atanh(0.5)+acosh
 V8 8 0 2.5
 B8 88 0 V=nint(V(8))+10*nint(-V(8)+1)
 R8 88 0 1k
+B9 99 0 V=eq0(V(8)-2.5)+2*ne0(V(8))+4*gt0(-V(8))+8*lt0(-V(8))+16*ge0(V(8)-2.5)+32*le0(V(8))
+R9 99 0 1k
 R1 1 0 1k
 R3 3 0 1k
 R4 4 0 1k
 R6 6 0 1k
 R7 7 0 1k
 """
-    assert_op_matches(text, ngspice, ["1", "3", "4", "6", "7", "88"])   # 88: ties to even
-    assert op_of(text + ".op\n")["v(1)"] == -8.0 and op_of(text + ".op\n")["v(3)"] == 8.0
+    assert_op_matches(text, ngspice, ["1", "3", "4", "6", "7", "88", "99"])   # 88: ties to even
+    op = op_of(text + ".op\n")
+    assert op["v(1)"] == -8.0 and op["v(3)"] == 8.0 and op["v(99)"] == 1 + 2 + 8 + 16
 
 
 def test_behavioural_sources_undefined_at_the_all_zero_guess(ngspice):
@@ -515,6 +518,26 @@ R4 4 0 1k
     assert np.min(np.abs(tran["time"] - 1e-3)) < 1e-15   # a source's corner: a breakpoint
     assert max(tran["V(a)"]) == pytest.approx(1.0, abs=1e-8)   # (the left limit, 1e-9 early)
     assert tran["V(a)"][-1] == pytest.approx(-1.0, rel=1e-12)   # the last segment on
+
+
+def test_a_comparison_of_a_node_held_at_its_threshold_is_a_tie(ngspice):
+    text = """ties: V(8) is the threshold itself
+V8 8 0 2.5
+B1 1 0 V=V(8) >= 2.5
+B2 2 0 V=V(8) > 2.5
+B3 3 0 V=V(8) <= 2.5
+B4 4 0 V=V(8) < 2.5
+B5 5 0 V=ge0(V(8) - 2.5) + 2*le0(2.5 - V(8))
+"""
+    assert_op_matches(text, ngspice, ["1", "2", "3", "4", "5"])
+    op = op_of(text + ".op\n")
+    assert [op[f"v({k})"] for k in range(1, 6)] == [1, 0, 1, 0, 3]
+
+
+def test_the_micro_sign_is_micro(ngspice):
+    text = "micro\nI1 0 a 2\u00b5\nR1 a 0 1k\nC1 a 0 10\u03bcF\n"
+    assert_op_matches(text.replace("\u03bc", "\u00b5"), ngspice, ["a"])
+    assert op_of(text + ".op\n")["v(a)"] == pytest.approx(2e-3, rel=1e-12)
 
 
 def test_polynomial_controlled_sources(ngspice):
