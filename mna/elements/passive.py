@@ -50,8 +50,9 @@ class Passive(Element):
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
                         f"{cls.allowed})", usage=True)
-        options = {cls.aliases.get(key, key): value
-                   for key, value in reader.options(cls.keys).items()}
+        options = reader.options(cls.keys)
+        if cls.aliases and options:
+            options = {cls.aliases.get(key, key): value for key, value in options.items()}
         keyword = given[0] if given else None
         value = options.pop(keyword) if keyword else bare
         if value is None:
@@ -153,7 +154,7 @@ class Resistor(Passive):
             return _behavioural_resistor(reader, behavioural)
         fields, kinds = reader.card.fields, reader.scope.model_kinds
         at = next((i for i in (2, 3) if i < len(fields) and isinstance(fields[i], str)
-                   and kinds.get(fields[i].lower()) in RESISTOR_MODELS), None)
+                   and kinds.get(fields[i].lower()) in RESISTOR_MODELS), None) if kinds else None
         if at is None:
             return super().from_fields(reader)
         nodes = reader.nodes("n+", "n-")
@@ -183,24 +184,26 @@ class Resistor(Passive):
     def resistance(self, s) -> Value:
         """The analog value (AC: ``ac=`` where given) at the element's temperature, scaled
         and divided among its `m` parallel copies, as ngspice's."""
-        model = model_values(self, s, RESISTOR_MODEL, RESISTOR_MODEL_ALIASES) if (
-            self.model is not None) else RESISTOR_MODEL
+        coefficients, tnom = (self.tc1, self.tc2, self.tce), None
+        if self.model is not None:   # the model's coefficients where the line gives none
+            model = model_values(self, s, RESISTOR_MODEL, RESISTOR_MODEL_ALIASES)
+            coefficients = tuple(model[key] if own is None else own for own, key in
+                                 zip(coefficients, ("tc1", "tc2", "tce")))
+            tnom = model["tnom"]
         if s.small_signal and self.ac is not None:
             value = s.value(self.ac)
         elif self.value is not None:
             value = self.analog(s)
         else:
             value = self._model_resistance(s, model)
-        tc1, tc2, tce = (own if own is not None else model[key]
-                         for own, key in ((self.tc1, "tc1"), (self.tc2, "tc2"),
-                                          (self.tce, "tce")))
-        if (tc1, tc2, tce) != (0.0, 0.0, None):
+        tc1, tc2, tce = coefficients
+        if tc1 or tc2 or tce is not None:
             options = s.circuit.options
             temperature = s.value(self.temp) if self.temp is not None else (
                 options.temp + s.value(self.dtemp))
-            rise = temperature - (options.tnom if model["tnom"] is None else model["tnom"])
+            rise = temperature - (options.tnom if tnom is None else tnom)
             value = value * (1.01 ** (s.value(tce) * rise) if tce is not None
-                             else 1 + s.value(tc1) * rise + s.value(tc2) * rise**2)
+                             else 1 + s.value(tc1 or 0.0) * rise + s.value(tc2 or 0.0) * rise**2)
         if (self.scale, self.m) != (1.0, 1.0):
             value = value * s.value(self.scale) / s.value(self.m)
         return value
