@@ -80,6 +80,12 @@ def test_ngspice_deck_op_equals_ngspice(ngspice, caplog):
     assert any(".control" in r.getMessage() for r in caplog.records)
 
 
+def test_vendor_style_deck_op_equals_ngspice(ngspice, caplog):
+    text = (NETLISTS / "vendor_style.net").read_text()
+    common = compare(text, ngspice, caplog)
+    assert {"v(in)", "v(out)", "v(out2)", "v(t)", "i(v1)", "i(b1)"} <= common
+
+
 def test_hierarchical_deck_op_equals_ngspice(ngspice, caplog):
     common = compare(HIERARCHY_DECK, ngspice, caplog)
     # internal nodes of nested instances are named alike: X1.xs1.mid
