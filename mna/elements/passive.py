@@ -50,9 +50,7 @@ class Passive(Element):
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
                         f"{cls.allowed})", usage=True)
-        options = reader.options(cls.keys)
-        if cls.aliases and options:
-            options = {cls.aliases.get(key, key): value for key, value in options.items()}
+        options = cls._options(reader, cls.keys)
         keyword = given[0] if given else None
         value = options.pop(keyword) if keyword else bare
         if value is None:
@@ -60,6 +58,14 @@ class Passive(Element):
         reader.no_more_options(cls.allowed)
         initial = options.pop("ic", None)
         return cls(reader.name, reader.location, nodes, value, keyword, initial, **options)
+
+    @classmethod
+    def _options(cls, reader: FieldReader, keys) -> dict:
+        """The line's ``key=value`` fields of `keys`, each under its name in `aliases`."""
+        options = reader.options(keys)
+        if cls.aliases and options:
+            options = {cls.aliases.get(key, key): value for key, value in options.items()}
+        return options
 
     def edges(self):
         return two_terminal_edge(self, self.role)
@@ -162,8 +168,7 @@ class Resistor(Passive):
         model = reader.model()
         reader.done()
         keys = {*cls.extras, "l", "w"}
-        options = {cls.aliases.get(key, key): value
-                   for key, value in reader.options(keys).items()}
+        options = cls._options(reader, keys)
         reader.no_more_options(", ".join(f"{key}=" for key in sorted(keys)))
         return cls(reader.name, reader.location, nodes, value, None, None, model=model,
                    **options)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from mna.errors import NetlistError
-from mna.expr import Expression, Value, parse_expression
+from mna.expr import Value, parse_expression
 from mna.netlist.fields import FieldReader, OutputName, output_name
-from mna.netlist.model import Assign, Braced, Call, SourceLocation, field_text
+from mna.netlist.model import Assign, Braced, Call, SourceLocation
 from mna.units import parse_number
 
 if TYPE_CHECKING:
@@ -404,7 +404,7 @@ class Measure:
     start: Value | None = None
     stop: Value | None = None
     location: SourceLocation | None = None
-    expression: Expression | None = None      # PARAM='expr': of parameters and measures
+    expression: Value | None = None      # PARAM='expr': of parameters and measures
 
     usage = (".meas tran|dc|ac|op name FIND out AT=x | FIND out WHEN out=v [RISE=n] [TD=x] | "
              "WHEN out=v | TRIG out VAL=v [RISE=n]|AT=x TARG out VAL=v|AT=x | "
@@ -417,19 +417,17 @@ class Measure:
         if analysis is None:
             reader.fail("expected the analysis measured: tran, dc, ac or op", usage=True)
         name = reader.word("measurement name")
+        measure = _MeasureReader(reader)
         item = reader.peek()
         if isinstance(item, Assign) and item.name.lower() == "param":
             reader.take("PARAM=")
             reader.done()
-            value = _MeasureReader(reader)._value(item)
-            expression = value if isinstance(value, Expression) else parse_expression(
-                field_text(item.values[0]), item.places[0])
-            return cls(analysis, name, "param", location=reader.location, expression=expression)
+            return cls(analysis, name, "param", location=reader.location,
+                       expression=measure.value(item))
         kind = reader.keyword(*MEASURE_KINDS)
         if kind is None:
             reader.fail(f"expected one of {', '.join(k.upper() for k in MEASURE_KINDS)}",
                         reader.place(reader.index) if reader.remaining() else None, usage=True)
-        measure = _MeasureReader(reader)
         if kind == "when":
             spec = {"when": measure.crossing()}
         elif kind == "trig":
@@ -507,7 +505,7 @@ class _MeasureReader:
         found: dict[str, Value] = {}
         while isinstance(item := self.reader.peek(), Assign) and item.name.lower() in keys:
             self.reader.take("option")
-            found[item.name.lower()] = self._value(item)
+            found[item.name.lower()] = self.value(item)
         return found
 
     def instant(self) -> Crossing | Value:
@@ -515,7 +513,7 @@ class _MeasureReader:
         item = self.reader.peek()
         if isinstance(item, Assign) and item.name.lower() == "at":
             self.reader.take("AT=")
-            return self._value(item)
+            return self.value(item)
         return self.crossing(value_key="val")
 
     def crossing(self, value_key: str | None = None) -> Crossing:
@@ -529,7 +527,7 @@ class _MeasureReader:
             if isinstance(item.values[0], Call):    # WHEN V(a)=V(b): where they cross
                 against, value = self.output(item.values[0]), 0.0
             else:
-                against, value = None, self._value(item)
+                against, value = None, self.value(item)
         else:
             output, against = self.output(item), None
             value = self.options((value_key,)).get(value_key)
@@ -541,14 +539,14 @@ class _MeasureReader:
             reader.take("option")
             key = option.name.lower()
             if key == "td":
-                delay = self._value(option)
+                delay = self.value(option)
             elif isinstance(option.values[0], str) and option.values[0].lower() == "last":
                 edge, count = key, -1
             else:
                 edge, count = key, _whole(reader, self._number(option), f"{key}=", 1)
         return Crossing(output, value, edge, count, delay, against)
 
-    def _value(self, item: Assign) -> Value:
+    def value(self, item: Assign) -> Value:
         """A number, or an expression of parameters and earlier measurements
         (``VAL='vdd/2'``, ``WHEN V(out)=skew``); the elaboration checks its names."""
         value, place = item.values[0], item.places[0]
@@ -561,7 +559,7 @@ class _MeasureReader:
                                 functions=self.reader.scope.functions)
 
     def _number(self, item: Assign) -> float:
-        value = self._value(item)
+        value = self.value(item)
         if not isinstance(value, float):
             self.reader.fail(f"{item.name}= must be a number", item.location)
         return value
