@@ -34,7 +34,7 @@ def pole_zero(request, circuit) -> TableResult:
         probed = dataclasses.replace(circuit, elements=(*circuit.elements, source),
                                      elements_by_key={**circuit.elements_by_key, SOURCE: source})
         name = SOURCE
-    output = OutputName("V", tuple(n for n in (outp, outm) if n != GROUND) or (GROUND,))
+    output = OutputName("V", (outp,) if outm == GROUND else (outp, outm))
     model = state_space(probed, (name,), (output,), tf=True, location=request.location)
     (channel,) = model.tf
     wanted = {"pol": ("pole",), "zer": ("zero",), "pz": ("pole", "zero")}[request.wanted]

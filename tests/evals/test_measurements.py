@@ -183,6 +183,17 @@ def test_poles_of_a_current_driven_rc_are_its_time_constants():
     assert np.allclose(np.sort(result["re"]), -1000 * np.array([3 + 5**0.5, 3 - 5**0.5]) / 2)
 
 
+@pytest.mark.parametrize("nodes, gain, zeros", [("out 0", 1e3, []), ("0 out", -1e3, []),
+                                                 ("out in", -1.0, [0.0])])
+def test_the_gain_keeps_the_sign_of_the_output_nodes(nodes, gain, zeros):
+    """V(out)/V1 of an RC low-pass is 1000 / (s + 1000); its negative with the output nodes
+    swapped (the gain of an output from ground once lost its sign); across R, -s/(s + 1000)."""
+    (result,) = mna.run(mna.read_string("rc\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nC1 out 0 1u\n"
+                                        f".pz in 0 {nodes} vol pz\n"))
+    assert result.gain == pytest.approx(gain, rel=1e-12)
+    assert list(result["re"][result["kind"] == "zero"]) == zeros
+
+
 def test_mean_and_rms_of_a_single_point_are_its_value_and_magnitude():
     result = measured("one point\nV1 a 0 1\nR1 a 0 1k\n.dc V1 2 2 1\n"
                       ".meas dc m AVG I(V1)\n.meas dc r RMS I(V1)\n")
