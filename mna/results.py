@@ -57,6 +57,7 @@ class OperatingPointResult(Result):
     units: tuple[str, ...]
 
     kind = "op"
+    heading = "Operating point"
 
     def __getitem__(self, name: str) -> float:
         lowered = name.lower()
@@ -90,7 +91,7 @@ class OperatingPointResult(Result):
         width = max((len(n) for n in self.names), default=0)
         lines = [f"  {n:<{width}}  {v: .6g} {u}"
                  for n, v, u in zip(self.names, self.values, self.units)]
-        return "Operating point:\n" + "\n".join(lines)
+        return f"{self.heading}:\n" + "\n".join(lines)
 
 
 class TableResult(Result):

@@ -50,8 +50,7 @@ SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
 # what ngspice reads and mna does not: refused by name, never skipped unseen
 UNSUPPORTED_CARDS = {".noise": "noise analysis", ".sp": "S-parameter analysis",
                      ".sens": "sensitivity analysis", ".pss": "periodic steady state",
-                     ".disto": "distortion analysis", ".tf": "the .tf transfer function "
-                     "(use .ss ... tf)", ".hb": "harmonic balance"}
+                     ".disto": "distortion analysis", ".hb": "harmonic balance"}
 UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmission lines",
                         "O": "lossy transmission lines", "U": "RC lines",
                         "Y": "transmission lines", "P": "coupled lines", "N": "OSDI devices",

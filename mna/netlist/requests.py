@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from mna.elements.sources import AcrossSource
 from mna.errors import NetlistError
 from mna.expr import Value, parse_expression
 from mna.netlist.fields import FieldReader, OutputName, output_name
-from mna.netlist.model import Assign, Braced, Call, SourceLocation
+from mna.netlist.model import Assign, Braced, Call, SourceLocation, field_text
 from mna.units import parse_number
 
 if TYPE_CHECKING:
@@ -359,6 +360,44 @@ class PoleZero(Request):
         reader.done()
         reader.no_more_options()
         return cls(nodes, source, wanted, reader.location)
+
+
+@dataclass(frozen=True)
+class TransferFunction(Request):
+    """``.tf OUT SRC``: the small-signal DC transfer function from the independent source
+    `SRC` to `OUT` (``V(a[,b])``, or ``I(VX)`` of an across source), and the impedances the
+    source and the output see."""
+
+    card = ".tf"
+    usage = ".tf V(node[,node])|I(Vsource) SRC"
+    runner = "mna.analysis.transfer:transfer_function"
+
+    output: OutputName
+    source: str
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, reader):
+        item = reader.take("output")
+        if not isinstance(item, Call):
+            reader.fail(f"expected V(node), V(a,b) or I(Vsource), found '{field_text(item)}'",
+                        reader.place(), usage=True)
+        output = output_name(item, reader.scope)
+        source = reader.scope.name(reader.word("input source"))
+        reader.done()
+        reader.no_more_options()
+        return cls(output, source, reader.location)
+
+    def check(self, circuit):
+        circuit.source(self.source, self.location)
+        circuit.check_output(self.output, self.location)
+        if self.output.kind == "I" and not (
+                len(self.output.keys) == 1
+                and isinstance(circuit.elements_by_key[self.output.keys[0]], AcrossSource)):
+            raise NetlistError(
+                ".tf: an output current must be that of an independent voltage (across) "
+                "source, I(Vname): put a 0 V source in series with the element to measure it",
+                self.output.location or self.location)
 
 
 MEASURE_KINDS = ("find", "when", "trig", "avg", "rms", "min", "max", "min_at", "max_at", "pp",
