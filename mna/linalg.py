@@ -70,20 +70,21 @@ class Factors:
         self.names = names
         self._check = check
 
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """The solution for `rhs` in a new array (a real matrix's factors solve a complex
-        right-hand side part by part)."""
+    def solve(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
+        """The solution for `rhs` in a new array, of the transposed matrix (not conjugated)
+        with `transposed`; a real matrix's factors solve a complex right-hand side part by
+        part."""
         if np.iscomplexobj(rhs) and self.dtype is float:
-            return self.solve(rhs.real) + 1j * self.solve(rhs.imag)
-        solution = self.solve_in_place(np.array(rhs, dtype=self.dtype, order="F"))
+            return self.solve(rhs.real, transposed) + 1j * self.solve(rhs.imag, transposed)
+        solution = self.solve_in_place(np.array(rhs, dtype=self.dtype, order="F"), transposed)
         if not np.all(np.isfinite(solution)):
             raise self._check()
         return solution
 
-    def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
+    def solve_in_place(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
         """Overwrite `rhs` (of the factors' dtype, Fortran-ordered) with the solution where
         the backend can, and return the solution; no finiteness check."""
-        return self._solve_in_place(rhs)
+        return self._solve_in_place(rhs, transposed)
 
 
 class SparseLU:
@@ -116,7 +117,7 @@ class SparseLU:
         order); `SingularSystemError` names the unknowns a singular one leaves free."""
         self.factorizations += 1
         if self.size == 0:
-            return Factors(lambda rhs: rhs, float, self.names, lambda: None)
+            return Factors(lambda rhs, transposed=False: rhs, float, self.names, lambda: None)
         if self.backend == "klu":
             return self._factors(self._numeric(data), data)
         import scipy.sparse as sp
@@ -127,8 +128,8 @@ class SparseLU:
             lu = spla.splu(matrix)
         except RuntimeError:
             raise self._singular(data) from None
-        return Factors(lu.solve, complex if np.iscomplexobj(data) else float, self.names,
-                       lambda: self._singular(data))
+        return Factors(_superlu_solve(lu), complex if np.iscomplexobj(data) else float,
+                       self.names, lambda: self._singular(data))
 
     def solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """The solution for `rhs` of the matrix with entries `data`, for callers that solve
@@ -289,4 +290,10 @@ def factor_if_regular(matrix, names: tuple[str, ...],
     diagonal = np.abs(lu.U.diagonal())
     if diagonal.size and diagonal.min() <= pivot_ratio * diagonal.max():
         return None
-    return Factors(lu.solve, float, names, lambda: SingularSystemError("singular system"))
+    return Factors(_superlu_solve(lu), float, names,
+                   lambda: SingularSystemError("singular system"))
+
+
+def _superlu_solve(lu):
+    """SuperLU's solve in the form `Factors` calls: ``(rhs, transposed)``."""
+    return lambda rhs, transposed=False: lu.solve(rhs, trans="T" if transposed else "N")

@@ -84,6 +84,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "klu_solve": (i, [p, p, i, i, p, common]),
         "klu_z_factor": (p, [p, p, p, p, common]),
         "klu_z_solve": (i, [p, p, i, i, p, common]),
+        "klu_tsolve": (i, [p, p, i, i, p, common]),
+        "klu_z_tsolve": (i, [p, p, i, i, p, i, common]),   # conj_solve before common
         "klu_free_symbolic": (i, [ctypes.POINTER(p), common]),
         "klu_free_numeric": (i, [ctypes.POINTER(p), common]),
         "klu_z_free_numeric": (i, [ctypes.POINTER(p), common]),
@@ -172,6 +174,8 @@ class Numeric:
         self.nonzeros = lnz + unz     # klu_numeric begins n, nblocks, lnz, unz
         self._solve = functools.partial(lib.klu_z_solve if self.complex else lib.klu_solve,
                                         symbolic.handle, self.handle, symbolic.size)
+        self._tsolve = functools.partial(lib.klu_z_tsolve if self.complex else lib.klu_tsolve,
+                                         symbolic.handle, self.handle, symbolic.size)
 
     @property
     def dtype(self) -> type:
@@ -198,9 +202,10 @@ class Numeric:
         rcond(self.symbolic.handle, self.handle, self.common)
         return self.common.rcond if np.isfinite(self.common.rcond) else 0.0
 
-    def solve_in_place(self, rhs: np.ndarray) -> np.ndarray:
+    def solve_in_place(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
         """Overwrite `rhs` (a vector, or a Fortran-ordered matrix of columns, of the factors'
-        dtype) with the solution, and return it."""
+        dtype) with the solution of the matrix's system, or with `transposed` of its
+        transpose's (not conjugated), and return it."""
         dtype = complex if self.complex else float
         if (rhs.dtype != dtype or rhs.shape[0] != self.symbolic.size or rhs.ndim > 2
                 or not rhs.flags.f_contiguous):
@@ -208,5 +213,10 @@ class Numeric:
                              f"{self.symbolic.size} or a Fortran-ordered matrix of that many "
                              f"rows, not {rhs.dtype} {rhs.shape}")
         columns = 1 if rhs.ndim == 1 else rhs.shape[1]
-        self._solve(columns, rhs.ctypes.data, self.common)
+        if not transposed:
+            self._solve(columns, rhs.ctypes.data, self.common)
+        elif self.complex:
+            self._tsolve(columns, rhs.ctypes.data, 0, self.common)
+        else:
+            self._tsolve(columns, rhs.ctypes.data, self.common)
         return rhs

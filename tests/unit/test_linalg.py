@@ -56,6 +56,20 @@ def test_one_pattern_factors_many_matrices_and_complex_ones(backend):
 
 
 @pytest.mark.parametrize("backend", [KLU, "superlu"])
+def test_the_transposed_system_solves_without_conjugation(backend):
+    """The adjoint solve of noise analysis: ``A^T y = p`` (not ``A^H``), real and complex."""
+    base = matrix()
+    base.sort_indices()
+    lu = linalg.SparseLU(4, base.indptr, base.indices, NAMES, backend)
+    rhs = np.array([1.0, -2.0, 0.5, 3.0])
+    for data in (base.data, base.data * (1 + 2j)):
+        changed = sp.csc_matrix((data, base.indices, base.indptr))
+        for right in (rhs, rhs * (1 - 1j)):
+            solution = lu.factor(data).solve(right, transposed=True)
+            assert np.abs(changed.T @ solution - right).max() < 1e-13
+
+
+@pytest.mark.parametrize("backend", [KLU, "superlu"])
 def test_a_singular_matrix_names_the_unknowns_at_fault(backend):
     singular = matrix().tolil()
     singular[:, 2] = singular[:, 1] * -1.0   # V(c) moves with V(b): the pair is undetermined
