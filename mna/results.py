@@ -18,6 +18,9 @@ class Result:
     """What an analysis returns; `kind` names its file (``op``, ``dc``, ``ac``, ``tran``)."""
 
     kind: str
+    # whether its columns are the netlist's outputs (.save, .print, .meas read them), or
+    # quantities of its own (a state-space model, poles and zeros, noise)
+    selects_outputs = True
 
     def table(self) -> dict[str, np.ndarray]:
         """The result as named columns of equal length, in file order (complex kept)."""

@@ -47,7 +47,7 @@ def _computed(request: Request, circuit: Circuit) -> Result:
 
 def _asked(result: Result, circuit: Circuit) -> Result:
     """`result` with the outputs asked for, expressions computed from their probes."""
-    if result.kind in ("ss", "pz", "tf") or not (circuit.measures or circuit.fouriers or any(
+    if not result.selects_outputs or not (circuit.measures or circuit.fouriers or any(
             o.kind == "E" or o.part for o in circuit.saves)):
         return result
     return result.select([_selected(circuit, output) for output in circuit.outputs()])

@@ -52,6 +52,8 @@ def pole_zero(request, circuit) -> TableResult:
 class PoleZeroResult(TableResult):
     """Poles and zeros, one per row; `gain` is the transfer function's leading factor."""
 
+    selects_outputs = False
+
     def __init__(self, columns, units, gain: float):
         super().__init__("pz", columns, units, independent="kind")
         self.gain = gain

@@ -21,6 +21,7 @@ class StateSpaceResult(Result):
     """
 
     kind = "ss"
+    selects_outputs = False
 
     def __init__(self, states, state_units, inputs, input_units, outputs, output_units,
                  A, B, C, D, E, F, symbolic=False, title="", tf=None, defaults=None):

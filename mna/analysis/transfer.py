@@ -104,4 +104,5 @@ class TransferFunctionResult(OperatingPointResult):
     """The three values of ``.tf``, one row each, named as ngspice names them."""
 
     kind = "tf"
+    selects_outputs = False
     heading = "Transfer function information"
