@@ -10,6 +10,7 @@ otherwise. A ``.mc`` run gets `write_mc_plots`: histograms of its scalars and ba
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -33,8 +34,9 @@ PANEL_COLUMNS = 3
 MAX_LEGEND = 12    # lines an axis's legend names; beyond, the axis says how many it draws
 
 
-def plot_table(result: TableResult, path: Path) -> None:
-    """One axis per unit against the independent variable; legends name the outputs."""
+def plot_table(result: TableResult, path: Path, logarithmic: bool = False) -> None:
+    """One axis per unit against the independent variable (both on log scales with
+    `logarithmic`: noise spectra); legends name the outputs."""
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
 
     x_name = result.independent
@@ -47,9 +49,10 @@ def plot_table(result: TableResult, path: Path) -> None:
     axes = figure.subplots(len(by_unit), 1, sharex=True, squeeze=False)[:, 0]
     for axis, (unit, names) in zip(axes, by_unit.items(), strict=True):
         for name in names:
-            axis.plot(x, np.asarray(result.columns[name]), label=name)
+            (axis.loglog if logarithmic else axis.plot)(x, np.asarray(result.columns[name]),
+                                                        label=name)
         axis.set_ylabel(f"[{unit}]" if unit else "[1]")
-        axis.grid(True, alpha=0.3)
+        axis.grid(True, which="both" if logarithmic else "major", alpha=0.3)
         _legend(axis, len(names), "outputs")
     x_unit = result.units.get(x_name, "")
     axes[-1].set_xlabel(f"{x_name} [{x_unit}]" if x_unit else x_name)
@@ -92,6 +95,7 @@ PLOTTERS: dict[str, Callable[[Result, Path], None]] = {
     "dc": plot_table,
     "tran": plot_table,
     "ac": plot_bode,
+    "noise": functools.partial(plot_table, logarithmic=True),
 }
 
 

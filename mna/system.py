@@ -64,6 +64,17 @@ class Entries:
 
 
 @dataclass(frozen=True)
+class ThermalNoise:
+    """The thermal noise of a linear conductance between unknowns `a` and `b` (-1: the
+    reference): a current of density ``4 k T conductance``."""
+
+    name: str
+    a: int
+    b: int
+    conductance: float
+
+
+@dataclass(frozen=True)
 class InputSignal:
     """One independent source as seen by analyses: its values in every analysis."""
 
@@ -83,7 +94,8 @@ class DescriptorSystem:
     requested outputs (the capital names give them as scipy CSC matrices, or sympy
     matrices when `symbolic`). The first `across_count` unknowns are across variables
     (nodes), the rest through variables. `devices` are the nonlinear elements, each kind
-    evaluated for all its instances at once (none for a linear system).
+    evaluated for all its instances at once (none for a linear system); `noise` the
+    linear conductances that make thermal noise (numeric systems).
     """
 
     g: Entries
@@ -100,6 +112,7 @@ class DescriptorSystem:
     across_count: int
     devices: tuple[Device, ...] = ()
     symbolic: bool = False
+    noise: tuple[ThermalNoise, ...] = ()
 
     def _matrix(self, entries: Entries):
         return entries.sympy() if self.symbolic else entries.scipy()

@@ -44,6 +44,8 @@ class Behavioural(Device):
     side, it settles in ngspice's.
     """
 
+    noiseless = True
+
     def __init__(self, names, terminals, signs: np.ndarray, function, switches,
                  owners: np.ndarray, strict: np.ndarray):
         super().__init__(names, terminals)

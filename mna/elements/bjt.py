@@ -25,13 +25,16 @@ from mna.elements.device import (
     Device,
     Instance,
     Load,
+    NoiseCurrent,
     outer,
     parameters,
     terminal_array,
 )
 from mna.elements.diode import (
     ABOVE_ABSOLUTE_ZERO,
+    BOLTZMANN,
     BOLTZMANN_OVER_CHARGE,
+    CHARGE,
     EXPONENT_LIMIT,
     GRADING,
     NONNEGATIVE,
@@ -39,6 +42,7 @@ from mna.elements.diode import (
     Junction,
     check_model,
     critical_voltage,
+    flicker_power,
     graded,
     junction_at,
     junction_limit,
@@ -87,7 +91,8 @@ class Transistors(Device):
     NAMES = ("polarity", "substrate_sign", "lateral", "is", "bf", "br", "vtf", "vtr", "ise", "vte",
              "isc", "vtc", "inv_vaf", "inv_var", "inv_ikf", "inv_ikr", "iss", "vts", "vt", "gmin",
              "reltol", "abstol", "tf", "xtf", "ovtf", "itf", "tr", "cje", "vje", "mje", "cjc",
-             "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off", "rb", "rbm", "irb")
+             "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off", "rb", "rbm", "irb", "kf",
+             "af")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals)
@@ -109,7 +114,8 @@ class Transistors(Device):
         self.emitter_junction = Junction(self.cje, self.vje, self.mje, self.fc)
         self.collector_junction = Junction(self.cjc, self.vjc, self.mjc, self.fc)
         self.outer_junction = Junction(self.cbx, self.vjc, self.mjc, self.fc)
-        self.modulated = bool(np.any((self.rb > 0) & ((self.rbm != self.rb) | (self.irb > 0))))
+        self.modulated_base = (self.rb > 0) & ((self.rbm != self.rb) | (self.irb > 0))
+        self.modulated = bool(np.any(self.modulated_base))
 
     def charge_branches(self):
         return [((self.cje != 0) | (self.tf != 0), self.d_be),
@@ -248,6 +254,19 @@ class Transistors(Device):
               + outer(d_sub, c_sub[:, None] * d_sub))
         return Load(f, df, q, dq)
 
+    def noise(self, v, temperature):
+        """ngspice's: shot noise of the collector and base currents, flicker noise
+        ``KF Ib^AF / f`` of the base current, and the thermal noise of a modulated base
+        resistance at its value here (a fixed RB's is the linear conductance's)."""
+        vbe, vbc, _, _ = self.junctions(v)
+        (cc, cb, *_), (*_, qb, _, _) = self.transport(vbe, vbc)
+        none = np.zeros(self.count)
+        rbb = np.where(self.modulated_base, self.base_conductance(cb, qb), 0.0)
+        return [NoiseCurrent("rb", X, B, 4 * BOLTZMANN * temperature * rbb, none),
+                NoiseCurrent("ic", C, E, 2 * CHARGE * np.abs(cc), none),
+                NoiseCurrent("ib", B, E, 2 * CHARGE * np.abs(cb), none),
+                NoiseCurrent("1overf", B, E, none, self.kf * flicker_power(cb, self.af))]
+
     def base_conductance(self, cb, qb):
         """``1 / rbb``: RBM plus the rest of RB, which the base charge qb divides or, with IRB,
         the base current crowds (SPICE's); held fixed in the Jacobian, as ngspice holds it
@@ -378,15 +397,20 @@ class BipolarTransistor(Element):
             "cjc": cjc * area * p["xcjc"], "cbx": cjc * area * (1 - p["xcjc"]),
             "vjc": vjc, "mjc": mjc, "cjs": cjs * area, "vjs": vjs, "mjs": mjs, "fc": fc,
             "rb": p["rb"] / area, "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) / area,
-            "irb": p["irb"] * area,
+            "irb": p["irb"] * area, "kf": p["kf"], "af": p["af"],
         }
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}
+        modulated = p["rb"] != 0.0 and (values["rbm"] != values["rb"] or values["irb"] > 0)
         for name, key in (("collector", "rc"), ("base", "rb"), ("emitter", "re")):
             if p[key] != 0.0:   # (RB's modulation, with RBM or IRB, is the device's)
                 inner[name] = s.internal(self, name)
-                s.G.conductance(self.nodes[("collector", "base", "emitter").index(name)],
-                                inner[name], area / p[key])
+                outer_node = self.nodes[("collector", "base", "emitter").index(name)]
+                if key == "rb" and modulated:   # its noise too: that of the whole rbb
+                    s.G.conductance(outer_node, inner[name], area / p[key])
+                else:
+                    s.noisy_conductance(f"{self.name}_{key}", outer_node, inner[name],
+                                        area / p[key])
         substrate = self.nodes[3] if self.substrate else GROUND
         s.device(Transistors, self.name,
                  (inner["collector"], inner["base"], inner["emitter"], b, substrate),

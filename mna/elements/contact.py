@@ -46,6 +46,7 @@ class Contacts(Device):
     lower one never touches)."""
 
     width = 4
+    noiseless = True
 
     def __init__(self, names, terminals, k, d, upper, lower, x0, gmin):
         super().__init__(names, terminals)
@@ -120,6 +121,7 @@ class Springs(Device):
     """Every cubic spring ``F = k x + k3 x^3``: terminals (n+, n-, F, x)."""
 
     width = 4
+    noiseless = True
 
     def __init__(self, names, terminals, k, k3, x0, gmin):
         super().__init__(names, terminals)

@@ -34,10 +34,12 @@ and `settle`; one whose instances have functions in different numbers (B sources
 comparison) says whose each is (`mode_owners`). A kind that is affine in its terminal values
 while its modes hold (a switch, Coulomb friction, a contact) sets `linear_in_modes`: when
 every kind of a circuit does, a transient solves each step by one linear solve, reusing the
-factors while the Jacobian stays the same, as for a linear circuit between events. To add a
-kind: subclass `Device`, set `width`, write `build` (stack the instances' parameters into
-arrays) and `load` (`branch` lays out a law between two terminals), and stamp
-`s.device(YourDevice, name, terminals, parameters)` from the element.
+factors while the Jacobian stays the same, as for a linear circuit between events. A kind
+gives its noise currents at an operating point (`noise`: shot, flicker and thermal noise
+between its terminals), or says it has none (`noiseless`); a noise analysis refuses a kind
+that does neither. To add a kind: subclass `Device`, set `width`, write `build` (stack the
+instances' parameters into arrays) and `load` (`branch` lays out a law between two
+terminals), and stamp `s.device(YourDevice, name, terminals, parameters)` from the element.
 """
 
 from __future__ import annotations
@@ -64,10 +66,24 @@ class Load(NamedTuple):
     dq: np.ndarray | None = None
 
 
+class NoiseCurrent(NamedTuple):
+    """A noise current of every instance of a kind between two of its terminals (`a`,
+    `b`: columns of the terminal values), of spectral density ``white + flicker / f``
+    (A²/Hz, arrays of one value per instance)."""
+
+    name: str     # the source within the instance, as ngspice names it (``id``, ``ic``...)
+    a: int
+    b: int
+    white: np.ndarray
+    flicker: np.ndarray
+
+
 class Device:
     """All instances of one nonlinear element kind."""
 
     width: ClassVar[int] = 0   # terminals per instance
+    # no noise current (B sources, as in ngspice, and the kinds of the other domains)
+    noiseless: ClassVar[bool] = False
 
     def __init__(self, names: tuple[str, ...], terminals: np.ndarray):
         self.names = names
@@ -135,6 +151,12 @@ class Device:
         ``direction`` (``(count, width)``) times the terminal values. ``uic`` starts each
         such branch at 0 V, as SPICE starts every node at 0 V."""
         return []
+
+    def noise(self, v: np.ndarray, temperature: float) -> list[NoiseCurrent] | None:
+        """The noise currents at the operating point `v` (terminal values) and
+        `temperature` (K): none for a `noiseless` kind; None for a kind whose noise is not
+        modelled (a noise analysis refuses it)."""
+        return [] if self.noiseless else None
 
     def dc_problem(self, v: np.ndarray) -> str | None:
         """Why the DC solution at the terminal values `v` is no operating point of these

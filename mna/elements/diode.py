@@ -16,7 +16,15 @@ from types import MappingProxyType
 import numpy as np
 
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
+from mna.elements.device import (
+    Device,
+    Instance,
+    Load,
+    NoiseCurrent,
+    branch,
+    parameters,
+    terminal_array,
+)
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
 
@@ -177,6 +185,12 @@ def unsettled(change: np.ndarray, current: np.ndarray, reltol, abstol) -> bool:
     return bool(np.any(np.abs(change) > tolerance))
 
 
+def flicker_power(current: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """``|current|^exponent`` as ngspice's flicker noise takes it (a current of under 1e-38
+    A counts as 1e-38)."""
+    return np.exp(exponent * np.log(np.maximum(np.abs(current), 1e-38)))
+
+
 def critical_voltage(vte, saturation):
     """SPICE's ``vcrit``: where a junction's current curves most."""
     return vte * np.log(vte / (math.sqrt(2) * saturation))
@@ -209,8 +223,9 @@ class Diodes(Device):
     width = 2
 
     def __init__(self, names, terminals, saturation, vte, vtb, knee, cjo, vj, grading,
-                 transit, fc, gmin, reltol, abstol, off):
+                 transit, fc, gmin, reltol, abstol, off, kf, af):
         super().__init__(names, terminals)
+        self.kf, self.af = kf, af
         self.off = off != 0
         self.reltol, self.abstol = reltol, abstol
         self.saturation, self.vte, self.vtb, self.knee = saturation, vte, vtb, knee
@@ -227,7 +242,7 @@ class Diodes(Device):
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, cls.width), *parameters(
             instances, "is", "vte", "vtb", "knee", "cjo", "vj", "m", "tt", "fc", "gmin", "reltol",
-            "abstol", "off"))
+            "abstol", "off", "kf", "af"))
 
     def limit(self, v, previous):
         vd = v[:, 0] - v[:, 1]
@@ -270,6 +285,14 @@ class Diodes(Device):
                 conductance = np.where(broken, self.saturation * exponential / self.vtb,
                                        conductance)
         return current + self.gmin * vd, conductance + self.gmin
+
+    def noise(self, v, temperature):
+        """ngspice's: shot noise ``2 q |Id|`` and flicker noise ``KF |Id|^AF / f`` of the
+        junction current (gmin's share included, as ngspice's)."""
+        current, _ = self.current(v[:, 0] - v[:, 1])
+        return [NoiseCurrent("id", 0, 1, 2 * CHARGE * np.abs(current), np.zeros(self.count)),
+                NoiseCurrent("1overf", 0, 1, np.zeros(self.count),
+                             self.kf * flicker_power(current, self.af))]
 
     def charge_branches(self):
         return [((self.cjo != 0) | (self.transit != 0),
@@ -411,7 +434,7 @@ class Diode(Element):
         anode = self.nodes[0]
         if self.internal_nodes(s.circuit):
             anode = s.internal(self, "junction")
-            s.G.conductance(self.nodes[0], anode, area / p["rs"])
+            s.noisy_conductance(f"{self.name}_rs", self.nodes[0], anode, area / p["rs"])
         key = (self.model, "junction", area)
         if (junction := s.model_values.get(key)) is None:
             junction = s.model_values[key] = self._junction(s, p, area)
@@ -436,7 +459,8 @@ class Diode(Element):
         return MappingProxyType({
             "is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo, "vj": vj,
             "m": p["m"], "tt": p["tt"], "fc": p["fc"], "gmin": s.circuit.options.gmin,
-            "reltol": s.circuit.options.reltol, "abstol": s.circuit.options.abstol})
+            "reltol": s.circuit.options.reltol, "abstol": s.circuit.options.abstol,
+            "kf": p["kf"], "af": p["af"]})
 
     def through(self, s, row) -> None:
         self.fail("the diode current is not a linear function of the unknowns; "

@@ -28,6 +28,7 @@ class Valves(Device):
     """Every orifice and check valve: terminals (n+, n-). An orifice is a valve held open."""
 
     width = 2
+    noiseless = True
 
     def __init__(self, names, terminals, gain, dpl, pcrack, popen, gleak, valve):
         super().__init__(names, terminals)

@@ -35,6 +35,7 @@ class Frictions(Device):
     """Every friction element: terminals (n+, n-, F)."""
 
     width = 3
+    noiseless = True
 
     def __init__(self, names, terminals, fc, fs, vs, b, stick, vreg):
         super().__init__(names, terminals)

@@ -23,6 +23,7 @@ class Radiators(Device):
     """Every radiation element: terminals (n+, n-)."""
 
     width = 2
+    noiseless = True
 
     def __init__(self, names, terminals, gain, gmin):
         super().__init__(names, terminals)
@@ -47,6 +48,7 @@ class Convectors(Device):
     """Every convection element: terminals (n+, n-)."""
 
     width = 2
+    noiseless = True
 
     def __init__(self, names, terminals, gain, exponent, gmin):
         super().__init__(names, terminals)

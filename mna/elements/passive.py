@@ -240,7 +240,7 @@ class Resistor(Passive):
 
     def stamp(self, s) -> None:
         a, b = self.nodes
-        s.G.conductance(a, b, self.conductance(s))
+        s.noisy_conductance(self.name, a, b, self.conductance(s))
 
     def through(self, s, row) -> None:
         row.x.difference(*self.nodes, self.conductance(s))

@@ -17,7 +17,16 @@ import numpy as np
 
 from mna.elements.base import Edge, Role
 from mna.elements.controlled import check_controller
-from mna.elements.device import Device, Instance, Load, branch, parameters, terminal_array
+from mna.elements.device import (
+    Device,
+    Instance,
+    Load,
+    NoiseCurrent,
+    branch,
+    parameters,
+    terminal_array,
+)
+from mna.elements.diode import BOLTZMANN
 from mna.elements.modelled import ModelledElement, ModelType, Parameter
 from mna.netlist.fields import GROUND, FieldReader
 
@@ -45,6 +54,12 @@ class Switches(Device):
         conductance = np.where(self.on, self.gon, self.goff)
         return Load(*branch(conductance * (v[:, 0] - v[:, 1]), conductance, -conductance,
                             self.width))
+
+    def noise(self, v, temperature):
+        """The thermal noise of the resistance in force (ngspice's)."""
+        conductance = np.where(self.on, self.gon, self.goff)
+        return [NoiseCurrent("", 0, 1, 4 * BOLTZMANN * temperature * conductance,
+                             np.zeros(self.count))]
 
     def switching(self, v, t):
         control = v[:, 2] - v[:, 3]

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 
 SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
 # what ngspice reads and mna does not: refused by name, never skipped unseen
-UNSUPPORTED_CARDS = {".noise": "noise analysis", ".sp": "S-parameter analysis",
+UNSUPPORTED_CARDS = {".sp": "S-parameter analysis",
                      ".sens": "sensitivity analysis", ".pss": "periodic steady state",
                      ".disto": "distortion analysis", ".hb": "harmonic balance"}
 UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmission lines",

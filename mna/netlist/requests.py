@@ -238,27 +238,33 @@ class AcSweep(Request):
 
     @classmethod
     def from_fields(cls, reader):
-        sweep = reader.keyword(*AC_SWEEPS)
-        if sweep is None:
-            reader.fail("expected dec, oct or lin",
-                        reader.place(reader.index) if reader.remaining() else None, usage=True)
-        values = [reader.value(what) for what in ("number of points", "fstart", "fstop")]
+        sweep = frequency_sweep(reader)
         reader.done()
         reader.no_more_options()
-        if not all(isinstance(v, float) for v in values):
-            reader.fail(".ac limits must be numbers", usage=True)
-        points, start, stop = values
-        if points < 1 or points != int(points):
-            reader.fail(f"the number of points must be a positive integer, got {points:g}")
-        if sweep != "lin" and not 0 < start <= stop:
-            reader.fail(f"a {sweep} sweep needs 0 < fstart <= fstop, got {start:g} and {stop:g}")
-        if sweep == "lin" and not 0 <= start <= stop:
-            reader.fail(f"a lin sweep needs 0 <= fstart <= fstop, got {start:g} and {stop:g}")
-        return cls(sweep, int(points), start, stop, reader.location)
+        return cls(*sweep, reader.location)
 
     def check(self, circuit):
         check_count(frequency_count(self.sweep, self.points, self.start, self.stop,
                                     circuit.options.reltol), ".ac", circuit, self.location)
+
+
+def frequency_sweep(reader: FieldReader) -> tuple[str, int, float, float]:
+    """``dec|oct|lin points fstart fstop`` of ``.ac`` and ``.noise``."""
+    sweep = reader.keyword(*AC_SWEEPS)
+    if sweep is None:
+        reader.fail("expected dec, oct or lin",
+                    reader.place(reader.index) if reader.remaining() else None, usage=True)
+    values = [reader.value(what) for what in ("number of points", "fstart", "fstop")]
+    if not all(isinstance(v, float) for v in values):
+        reader.fail(f"{reader.card.head} limits must be numbers", usage=True)
+    points, start, stop = values
+    if points < 1 or points != int(points):
+        reader.fail(f"the number of points must be a positive integer, got {points:g}")
+    if sweep != "lin" and not 0 < start <= stop:
+        reader.fail(f"a {sweep} sweep needs 0 < fstart <= fstop, got {start:g} and {stop:g}")
+    if sweep == "lin" and not 0 <= start <= stop:
+        reader.fail(f"a lin sweep needs 0 <= fstart <= fstop, got {start:g} and {stop:g}")
+    return sweep, int(points), start, stop
 
 
 @dataclass(frozen=True)
@@ -398,6 +404,52 @@ class TransferFunction(Request):
                 ".tf: an output current must be that of an independent voltage (across) "
                 "source, I(Vname): put a 0 V source in series with the element to measure it",
                 self.output.location or self.location)
+
+
+@dataclass(frozen=True)
+class Noise(Request):
+    """``.noise V(out[,ref]) SRC dec|oct|lin points fstart fstop [pts_per_summary]``: the
+    noise at the output, and referred to the independent source `SRC`; with
+    `pts_per_summary`, each noise source's share as well."""
+
+    card = ".noise"
+    usage = ".noise V(out[,ref]) SRC dec|oct|lin points fstart fstop [pts_per_summary]"
+    runner = "mna.analysis.noise:noise_analysis"
+
+    output: OutputName
+    source: str
+    sweep: str
+    points: int
+    start: float
+    stop: float
+    shares: bool = False
+    location: SourceLocation | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_fields(cls, reader):
+        item = reader.take("output")
+        if not (isinstance(item, Call) and item.name.upper() == "V"):
+            reader.fail(f"expected the output V(out) or V(out,ref), found '{field_text(item)}'",
+                        reader.place(), usage=True)
+        output = output_name(item, reader.scope)
+        source = reader.scope.name(reader.word("input source"))
+        sweep = frequency_sweep(reader)
+        shares = False
+        if reader.remaining():
+            summary = reader.value("pts_per_summary")
+            if not isinstance(summary, float) or summary < 0 or summary != int(summary):
+                reader.fail("pts_per_summary must be a whole number", reader.place())
+            shares = summary > 0
+        reader.done()
+        reader.no_more_options()
+        return cls(output, source, *sweep, shares, reader.location)
+
+    def check(self, circuit):
+        circuit.source(self.source, self.location)
+        circuit.check_output(self.output, self.location)
+        check_count(frequency_count(self.sweep, self.points, self.start, self.stop,
+                                    circuit.options.reltol) + 1, ".noise", circuit,
+                    self.location)
 
 
 MEASURE_KINDS = ("find", "when", "trig", "avg", "rms", "min", "max", "min_at", "max_at", "pp",

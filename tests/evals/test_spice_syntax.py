@@ -633,7 +633,6 @@ def test_a_part_of_something_else_is_refused():
     ("U1 in out 0 urc", "RC lines"),
     ("J1 out in 0 jmod", "JFETs"),
     ("Z1 out in 0 zmod", "MESFETs"),
-    (".noise V(out) V1 dec 10 1 1k", "noise analysis"),
     (".sens V(out)", "sensitivity analysis"),
     (".sp dec 10 1 1k", "S-parameter analysis"),
     (".disto dec 10 1 1k", "distortion analysis"),

@@ -1,0 +1,197 @@
+"""``.noise V(out[,ref]) SRC dec|oct|lin n fstart fstop [pts_per_summary]``: SPICE's
+small-signal noise analysis.
+
+About the operating point, every noise source is a current between two unknowns with a
+spectral density ``white + flicker / f`` (A²/Hz): the thermal noise ``4 k T g`` of each
+electrical resistor and series resistance, and the devices' own (`Device.noise`: a
+junction's shot and flicker noise, a transistor's collector and base shot noise, a
+switch's resistance). At each frequency one factorisation of ``G + j w C`` serves two
+solves: with the input source at unity, the gain to the output; and, with the transposed
+matrix, the adjoint ``y = (G + j w C)^-T p`` of the output row `p`, whose difference
+across a source's nodes is that source's transfer to the output. The output noise is the
+sum of ``|y_a - y_b|² S``; the input noise that divided by the squared gain.
+
+The totals integrate each source's density as ngspice does: as a power law of frequency
+between neighbouring points, with the gain of the upper point for the input noise. Each
+`*_total` column holds the integral from `fstart` to its row's frequency (so its last row
+is ngspice's total), as the root of the integrated power.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from mna.analysis.equations import Equations
+from mna.analysis.op import dc_solution, guess
+from mna.assembly import assemble
+from mna.diagnostics import check_dc_topology
+from mna.elements.diode import BOLTZMANN, temperatures
+from mna.errors import NetlistError
+from mna.results import TableResult
+
+INTEGRATION_SLOPE = 1e-10   # ngspice's: a log-log slope below it integrates as flat
+SMALLEST_GAIN = 1e-20       # ngspice's: the squared gain that refers noise to the input
+SMALLEST_LOG = 1e-38        # ngspice's: what is taken for 0 before a logarithm
+
+
+@dataclasses.dataclass(frozen=True)
+class Sources:
+    """The noise currents of a circuit: between unknowns `a` and `b` (-1: the reference),
+    of density ``white + flicker / f`` (one entry per source)."""
+
+    names: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    white: np.ndarray
+    flicker: np.ndarray
+
+
+def noise_analysis(request, circuit) -> NoiseResult:
+    """``.noise``: the output and input noise spectra and their running integrals."""
+    check_dc_topology(circuit)
+    source = circuit.source(request.source, request.location)
+    system = assemble(circuit, outputs=(request.output,))
+    equations = Equations(system, circuit.options)
+    x = None if system.is_linear else dc_solution(equations, system.dc_inputs(),
+                                                  guess(circuit, system))
+    sources = noise_sources(circuit, system, equations, x, request.location)
+    if any(element.has_small_signal_values() for element in circuit.elements):
+        equations = Equations(assemble(circuit, outputs=(request.output,),
+                                       small_signal=True), circuit.options)
+    g, c = (equations.g_data, equations.c_data) if x is None else equations.linearized(x)
+    names = [signal.name for signal in system.inputs]
+    unit = np.zeros(len(names), complex)
+    unit[names.index(source.name)] = 1.0
+    drive = system.b.product(unit)
+    direct = system.r.product(unit)[0]
+    row = np.zeros(system.size, complex)
+    np.add.at(row, system.p.cols, system.p.values)
+    f = frequencies(request.sweep, request.points, request.start, request.stop,
+                    circuit.options.reltol)
+    density = np.empty((len(sources.names), len(f)))
+    gain_squared = np.empty(len(f))
+    for k, fk in enumerate(f):
+        jw = 2j * np.pi * fk
+        factors = equations.factor(g + jw * c)
+        gain_squared[k] = abs(row @ factors.solve(drive) + direct) ** 2
+        adjoint = np.append(factors.solve(row, transposed=True), 0.0)   # [-1]: the reference
+        transfer = np.abs(adjoint[sources.a] - adjoint[sources.b]) ** 2
+        density[:, k] = transfer * (sources.white + sources.flicker / fk) if fk else (
+            transfer * np.where(sources.flicker > 0, np.inf, sources.white))
+    to_input = 1 / np.maximum(gain_squared, SMALLEST_GAIN)
+    output_power = integrated(f, density)
+    columns = {"frequency": f,
+               "onoise_spectrum": np.sqrt(density.sum(0)),
+               "inoise_spectrum": np.sqrt(density.sum(0) * to_input),
+               "onoise_total": np.sqrt(output_power.sum(0)),
+               "inoise_total": np.sqrt(_running(np.diff(output_power.sum(0), prepend=0.0)
+                                                * to_input))}
+    out_unit, in_unit = system.output_units[0], system.inputs[names.index(source.name)].unit
+    units = {"frequency": "Hz", "onoise_spectrum": f"{out_unit}/sqrt(Hz)",
+             "inoise_spectrum": f"{in_unit}/sqrt(Hz)", "onoise_total": out_unit,
+             "inoise_total": in_unit}
+    if request.shares:
+        for name, share in zip(sources.names, density):
+            columns[f"onoise_{name}"] = np.sqrt(share)
+            units[f"onoise_{name}"] = f"{out_unit}/sqrt(Hz)"
+    return NoiseResult("noise", columns, units, independent="frequency")
+
+
+def noise_sources(circuit, system, equations: Equations, x: np.ndarray | None,
+                  location) -> Sources:
+    """Every noise current at the operating point `x` (None: a linear circuit) between
+    electrical unknowns; a device kind with no noise model is refused."""
+    temperature, _ = temperatures(circuit)
+    names, a, b, white, flicker = [], [], [], [], []
+    for thermal in system.noise:
+        names.append(thermal.name)
+        a.append(thermal.a)
+        b.append(thermal.b)
+        white.append(4 * BOLTZMANN * temperature * thermal.conductance)
+        flicker.append(0.0)
+    for device in system.devices:
+        currents = device.noise(equations.terminal_values(x, device), temperature)
+        if currents is None:
+            raise NetlistError(f".noise: mna has no noise model of {device.names[0]} (nor of "
+                               f"its kind, {type(device).__name__})", location)
+        for current in currents:
+            names += [f"{name}_{current.name}" if current.name else name
+                      for name in device.names]
+            a += list(device.terminals[:, current.a])
+            b += list(device.terminals[:, current.b])
+            white += list(current.white)
+            flicker += list(current.flicker)
+    a, b = np.array(a, dtype=int), np.array(b, dtype=int)
+    white, flicker = np.array(white), np.array(flicker)
+    electrical = np.array([_electrical(system, i) and _electrical(system, j)
+                           for i, j in zip(a, b)], bool)
+    kept = electrical & ((a >= 0) | (b >= 0)) & ((white != 0) | (flicker != 0))
+    return Sources(tuple(n for n, keep in zip(names, kept) if keep), a[kept], b[kept],
+                   white[kept], flicker[kept])
+
+
+def _electrical(system, unknown: int) -> bool:
+    return unknown < 0 or system.units[unknown] == "V"
+
+
+def frequencies(kind: str, points: int, start: float, stop: float,
+                reltol: float) -> np.ndarray:
+    """The frequencies of ngspice's noise analysis: from `start`, each the last times
+    ``10^(1/points)`` (``dec``) or ``2^(1/points)`` (``oct``), or plus the step of `points`
+    in all (``lin``), while within `stop` (and a tolerance past it).
+
+    >>> frequencies("dec", 1, 1.0, 1000.0, 1e-3).tolist()
+    [1.0, 10.000000000000002, 100.00000000000004, 1000.0000000000007]
+    """
+    if kind == "lin":
+        if points == 1:
+            return np.array([start])
+        step = (stop - start) / (points - 1)
+        tolerance = step * reltol
+    else:
+        step = np.exp(np.log(10.0 if kind == "dec" else 2.0) / points)
+        tolerance = step * stop * reltol
+    found, f = [], start
+    while f <= stop + tolerance:
+        found.append(f)
+        f = f * step if kind != "lin" else f + step
+    return np.array(found)
+
+
+def integrated(f: np.ndarray, density: np.ndarray) -> np.ndarray:
+    """The integral of each row of `density` from `f[0]` to each frequency, each interval
+    taken as ngspice's ``Nintegrate`` takes it: the power law through its two ends (flat
+    where the log-log slope is below `INTEGRATION_SLOPE`, ``1/f`` exactly)."""
+    if len(f) < 2:
+        return np.zeros_like(density)
+    log_f = np.log(np.maximum(f, SMALLEST_LOG))
+    log_n = np.log(np.maximum(density, SMALLEST_LOG))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slope = np.diff(log_n, axis=1) / np.diff(log_f)
+        scale = np.exp(log_n[:, 1:] - slope * log_f[1:])
+        power = slope + 1
+        curved = np.where(np.abs(power) < INTEGRATION_SLOPE, scale * np.diff(log_f),
+                          scale * (np.exp(power * log_f[1:]) - np.exp(power * log_f[:-1]))
+                          / power)
+        pieces = np.where(np.abs(slope) < INTEGRATION_SLOPE, density[:, 1:] * np.diff(f),
+                          curved)
+    return _running(np.concatenate([np.zeros((len(density), 1)), pieces], axis=1))
+
+
+def _running(pieces: np.ndarray) -> np.ndarray:
+    return np.cumsum(pieces, axis=-1)
+
+
+class NoiseResult(TableResult):
+    """The noise spectra and their running integrals, one row per frequency."""
+
+    selects_outputs = False
+
+    def summary(self) -> str:
+        f = self.columns["frequency"]
+        return (f"NOISE: {len(f)} points from {f[0]:g} to {f[-1]:g} Hz; total output noise "
+                f"{self.columns['onoise_total'][-1]:.6g} {self.units['onoise_total']}, "
+                f"referred to the input {self.columns['inoise_total'][-1]:.6g} "
+                f"{self.units['inoise_total']}")

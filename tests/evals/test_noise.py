@@ -1,0 +1,167 @@
+""".noise: output and input noise spectra and their integrals, against closed forms
+(resistor dividers, kT/C of an RC, a junction's shot and flicker noise) and against
+ngspice 39 on the same decks (its tests' bjtnoise.cir among them)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import mna
+from mna.analysis.noise import frequencies, integrated
+from mna.elements.diode import BOLTZMANN, CHARGE
+
+KELVIN = 300.15   # 27 °C, the default temperature
+
+
+def noise(text: str):
+    (result,) = [r for r in mna.run(mna.read_string(text)) if r.kind == "noise"]
+    return result
+
+
+def test_a_divider_has_the_thermal_noise_of_its_parallel_resistance():
+    result = noise("divider\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nR2 out 0 3k\n"
+                   ".noise V(out) V1 dec 1 1 1k\n")
+    density = math.sqrt(4 * BOLTZMANN * KELVIN * 750)
+    assert np.allclose(result["onoise_spectrum"], density, rtol=1e-12)
+    assert np.allclose(result["inoise_spectrum"], density / 0.75, rtol=1e-12)
+    assert result["onoise_total"][-1] == pytest.approx(density * math.sqrt(999), rel=1e-12)
+    assert result["onoise_total"][0] == 0.0
+    assert result.units["onoise_spectrum"] == "V/sqrt(Hz)"
+    assert result.units["inoise_total"] == "V"
+
+
+def test_an_rc_low_pass_integrates_towards_kt_over_c():
+    """``4 k T R / (1 + (w R C)^2)`` over f1..f2 is ``2 k T / (pi C) (atan(2 pi f2 R C) -
+    atan(2 pi f1 R C))``; over every frequency, kT/C whatever R."""
+    r, c = 1e3, 1e-9
+    result = noise(f"rc\nV1 in 0 DC 0 AC 1\nR1 in out {r:g}\nC1 out 0 {c:g}\n"
+                   ".noise V(out) V1 dec 50 1 1e12\n")
+    f = result["frequency"]
+    exact = 2 * BOLTZMANN * KELVIN / (math.pi * c) * (
+        math.atan(2 * math.pi * f[-1] * r * c) - math.atan(2 * math.pi * f[0] * r * c))
+    assert result["onoise_total"][-1] ** 2 == pytest.approx(exact, rel=1e-3)
+    assert result["onoise_total"][-1] ** 2 == pytest.approx(BOLTZMANN * KELVIN / c, rel=1e-3)
+    w = 2 * np.pi * f * r * c
+    assert np.allclose(result["onoise_spectrum"] ** 2, 4 * BOLTZMANN * KELVIN * r / (1 + w**2),
+                       rtol=1e-10)
+    assert np.all(np.diff(result["onoise_total"]) >= 0)
+
+
+def test_the_integral_of_a_power_law_is_exact():
+    """Between two points a density ``a f^p`` integrates exactly, 1/f (p = -1) included."""
+    f = np.array([1.0, 10.0, 100.0])
+    for p in (0.0, -1.0, -2.0, 1.5):
+        total = integrated(f, np.array([f**p]))[0]
+        exact = (np.log(f / f[0]) if p == -1 else (f ** (p + 1) - f[0] ** (p + 1)) / (p + 1))
+        assert np.allclose(total, exact, rtol=1e-12), p
+
+
+def test_a_junction_has_shot_and_flicker_noise():
+    """A diode fed 1 mA by a current source: its small-signal resistance ``n Vt / I`` turns
+    the current noise ``2 q I + KF I^AF / f`` into the output noise."""
+    current, kf, af = 1e-3, 1e-16, 1.2
+    result = noise(f"diode\nI1 0 d DC {current:g} AC 1\nD1 d 0 dm\n"
+                   f".model dm D(is=1e-14 n=1.5 kf={kf:g} af={af:g})\n"
+                   ".noise V(d) I1 dec 2 1 1e4 1\n")
+    vte = 1.5 * BOLTZMANN * KELVIN / CHARGE
+    rd = 1 / ((current + 1e-14) / vte + 1e-12)     # the junction's conductance and gmin's
+    f = result["frequency"]
+    assert np.allclose(result["onoise_spectrum"] ** 2,
+                       rd**2 * (2 * CHARGE * current + kf * current**af / f), rtol=1e-6)
+    assert np.allclose(result["inoise_spectrum"], result["onoise_spectrum"] / rd, rtol=1e-9)
+    shares = result["onoise_D1_id"] ** 2 + result["onoise_D1_1overf"] ** 2
+    assert np.allclose(shares, result["onoise_spectrum"] ** 2, rtol=1e-12)
+
+
+def test_only_electrical_resistors_are_noisy():
+    """A motor loaded by a rotational damper: the armature resistance is the only noise
+    source (the noise of the other domains is not modelled), seen through the impedance at
+    the motor's terminals, which `.tf` gives (the damper reflected through the motor)."""
+    motor = ("motor\nV1 in 0 DC 0 AC 1\nRa in ea 2\nTFm ea 0 rotor 0 0.05\n"
+             "Rbm rotor 0 b=1e-3\nCJ rotor 0 J=1e-9\n")
+    result = noise(motor + ".noise V(ea) V1 lin 2 1 2\n")
+    (impedance,) = mna.run(mna.read_string(motor + ".tf V(ea) V1\n"))
+    seen = impedance["output_impedance_at_V(ea)"]
+    assert seen == pytest.approx(2 * 2.5 / 4.5, rel=1e-12)   # Ra || n^2 / b
+    assert np.allclose(result["onoise_spectrum"] ** 2, 4 * BOLTZMANN * KELVIN / 2 * seen**2,
+                       rtol=1e-9)
+
+
+def test_frequencies_step_as_ngspice_steps_them():
+    assert len(frequencies("dec", 10, 1e3, 1e8, 1e-3)) == 51
+    assert frequencies("oct", 1, 1.0, 8.0, 1e-3).tolist() == [1.0, 2.0, 4.0, 8.0]
+    assert frequencies("lin", 3, 0.0, 10.0, 1e-3).tolist() == [0.0, 5.0, 10.0]
+    assert frequencies("lin", 1, 5.0, 10.0, 1e-3).tolist() == [5.0]
+
+
+@pytest.mark.parametrize("card, message", [
+    (".noise I(R1) V1 dec 1 1 10", "expected the output V(out) or V(out,ref)"),
+    (".noise V(out) R1 dec 1 1 10", "'R1' is not an independent source"),
+    (".noise V(out) V1 dec 1 10", "missing fstop"),
+    (".noise V(out) V1 log 1 1 10", "expected dec, oct or lin"),
+    (".noise V(out) V1 dec 1 1 10 -1", "pts_per_summary must be a whole number"),
+])
+def test_refused_cards_are_located(card, message):
+    with pytest.raises(mna.NetlistError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       ) as caught:
+        mna.run(mna.read_string("r\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nR2 out 0 1k\n"
+                                + card + "\n"))
+    assert caught.value.location.line == 5
+
+
+def test_a_device_without_a_noise_model_is_refused():
+    with pytest.raises(mna.NetlistError, match="no noise model of M1"):
+        mna.run(mna.read_string("mos\nV1 g 0 DC 2 AC 1\nVd d 0 5\nM1 d g 0 0 nm\n"
+                                ".model nm NMOS(vto=1 kp=1e-4)\n"
+                                ".noise V(d) V1 dec 1 1 10\n"))
+
+
+BJT_NOISE = """BJT noise (ngspice's examples/various/bjtnoise.cir)
+vcc 4 0 50
+vin 1 0 ac 1
+ccouple 1 2 1
+ibias 0 2 100uA
+rload 4 3 1k
+q1 3 2 0 0 test
+.model test npn kf=1e-20 af=1 bf=100 rb=10 cjc=4e-12
+.noise v(3) vin dec 10 1k 100Meg 1
+"""
+JUNCTIONS = """diode and resistors, ac= on one (its noise is the DC resistance's)
+V1 in 0 DC 2 AC 1
+R1 in a 1k ac=2k
+D1 a b dm
+Rb b 0 500
+.model dm D(is=1e-14 rs=20 kf=1e-15 af=1.2 n=1.5)
+.options reltol=1e-7 abstol=1e-18 vntol=1e-12
+.noise v(b, 0) V1 oct 3 10 1e6 1
+"""
+MODULATED = """a transistor whose base resistance the base current crowds (IRB)
+vcc 4 0 10
+vin 1 0 dc 0.75 ac 1
+rs 1 2 100
+rload 4 3 2k
+q1 3 2 0 test
+.model test npn bf=100 rb=100 rbm=10 irb=1m kf=1e-18 af=1.3 re=2 rc=5
+.options reltol=1e-7 abstol=1e-18 vntol=1e-12
+.noise v(3) vin dec 5 10 1e7
+"""
+
+
+@pytest.mark.ngspice
+@pytest.mark.parametrize("deck", [BJT_NOISE, JUNCTIONS, MODULATED],
+                         ids=["bjtnoise", "junctions", "modulated_base"])
+def test_against_ngspice(deck, ngspice):
+    spectra, totals = ngspice.run(deck).plots
+    result = noise(deck)
+    assert np.allclose(result["frequency"], spectra.data["frequency"], rtol=1e-12)
+    for name in ("onoise_spectrum", "inoise_spectrum"):
+        assert np.allclose(result[name], spectra.data[name], rtol=1e-6), name
+    for name in ("onoise_total", "inoise_total"):
+        assert result[name][-1] == pytest.approx(totals.data[f"V({name})"].iloc[0], rel=1e-6)
+    shares = [name for name in result.columns if name.startswith("onoise_")
+              and name.lower() in spectra.data]
+    for name in shares:   # each source's share, where ngspice names it as mna does
+        assert np.allclose(result[name], spectra.data[name.lower()], rtol=1e-6), name
