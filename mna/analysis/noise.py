@@ -39,13 +39,14 @@ SMALLEST_LOG = 1e-38        # ngspice's: what is taken for 0 before a logarithm
 @dataclasses.dataclass(frozen=True)
 class Sources:
     """The noise currents of a circuit: between unknowns `a` and `b` (-1: the reference),
-    of density ``white + flicker / f`` (one entry per source)."""
+    of density ``white + flicker / f^exponent`` (one entry per source)."""
 
     names: tuple[str, ...]
     a: np.ndarray
     b: np.ndarray
     white: np.ndarray
     flicker: np.ndarray
+    exponent: np.ndarray
 
 
 def noise_analysis(request, circuit) -> NoiseResult:
@@ -78,8 +79,8 @@ def noise_analysis(request, circuit) -> NoiseResult:
         gain_squared[k] = abs(row @ factors.solve(drive) + direct) ** 2
         adjoint = np.append(factors.solve(row, transposed=True), 0.0)   # [-1]: the reference
         transfer = np.abs(adjoint[sources.a] - adjoint[sources.b]) ** 2
-        density[:, k] = transfer * (sources.white + sources.flicker / fk) if fk else (
-            transfer * np.where(sources.flicker > 0, np.inf, sources.white))
+        with np.errstate(divide="ignore"):   # a flicker noise at 0 Hz is infinite
+            density[:, k] = transfer * (sources.white + sources.flicker / fk**sources.exponent)
     to_input = 1 / np.maximum(gain_squared, SMALLEST_GAIN)
     output_power = integrated(f, density)
     columns = {"frequency": f,
@@ -104,13 +105,14 @@ def noise_sources(circuit, system, equations: Equations, x: np.ndarray | None,
     """Every noise current at the operating point `x` (None: a linear circuit) between
     electrical unknowns; a device kind with no noise model is refused."""
     temperature, _ = temperatures(circuit)
-    names, a, b, white, flicker = [], [], [], [], []
+    names, a, b, white, flicker, exponent = [], [], [], [], [], []
     for thermal in system.noise:
         names.append(thermal.name)
         a.append(thermal.a)
         b.append(thermal.b)
         white.append(4 * BOLTZMANN * temperature * thermal.conductance)
         flicker.append(0.0)
+        exponent.append(1.0)
     for device in system.devices:
         currents = device.noise(equations.terminal_values(x, device), temperature)
         if currents is None:
@@ -123,13 +125,14 @@ def noise_sources(circuit, system, equations: Equations, x: np.ndarray | None,
             b += list(device.terminals[:, current.b])
             white += list(current.white)
             flicker += list(current.flicker)
+            exponent += list(np.broadcast_to(current.exponent, len(device.names)))
     a, b = np.array(a, dtype=int), np.array(b, dtype=int)
-    white, flicker = np.array(white), np.array(flicker)
+    white, flicker, exponent = np.array(white), np.array(flicker), np.array(exponent)
     electrical = np.array([_electrical(system, i) and _electrical(system, j)
                            for i, j in zip(a, b)], bool)
     kept = electrical & ((a >= 0) | (b >= 0)) & ((white != 0) | (flicker != 0))
     return Sources(tuple(n for n, keep in zip(names, kept) if keep), a[kept], b[kept],
-                   white[kept], flicker[kept])
+                   white[kept], flicker[kept], exponent[kept])
 
 
 def _electrical(system, unknown: int) -> bool:

@@ -68,14 +68,15 @@ class Load(NamedTuple):
 
 class NoiseCurrent(NamedTuple):
     """A noise current of every instance of a kind between two of its terminals (`a`,
-    `b`: columns of the terminal values), of spectral density ``white + flicker / f``
-    (A²/Hz, arrays of one value per instance)."""
+    `b`: columns of the terminal values), of spectral density ``white + flicker /
+    f^exponent`` (A²/Hz, arrays of one value per instance)."""
 
     name: str     # the source within the instance, as ngspice names it (``id``, ``ic``...)
     a: int
     b: int
     white: np.ndarray
     flicker: np.ndarray
+    exponent: np.ndarray | float = 1.0
 
 
 class Device:

@@ -27,12 +27,14 @@ from mna.elements.device import (
     Device,
     Instance,
     Load,
+    NoiseCurrent,
     outer,
     parameters,
     terminal_array,
 )
 from mna.elements.diode import (
     ABOVE_ABSOLUTE_ZERO,
+    BOLTZMANN,
     BOLTZMANN_OVER_CHARGE,
     CHARGE,
     GRADING,
@@ -41,6 +43,7 @@ from mna.elements.diode import (
     POSITIVE,
     Junction,
     check_model,
+    flicker_power,
     gap_energy,
     junction_at,
     junction_limit,
@@ -69,6 +72,7 @@ RANGES = {"kp": NONNEGATIVE, "gamma": NONNEGATIVE, "phi": POSITIVE, "lambda": NO
 INSTANCE = ("w", "l", "ad", "as", "pd", "ps", "nrd", "nrs", "m")
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 OXIDE_PERMITTIVITY = 3.9 * 8.854214871e-12   # F/m, as ngspice's MOS1
+NOISE_OXIDE = OXIDE_PERMITTIVITY / 1e-7   # F/m²: ngspice's Cox for the flicker noise sans TOX
 SILICON_PERMITTIVITY = 11.70 * 8.854214871e-12
 MEYER_TIME = 1e-9   # s: tau of the Meyer branches' unknowns w = tau dv/dt
 MAX_EXP_ARG = 709.0
@@ -151,7 +155,8 @@ class Mosfets(Device):
     width = 7
     NAMES = ("polarity", "vt", "beta", "lambda", "vbi", "gamma", "phi", "drain_is",
              "source_is", "drain_vcrit", "source_vcrit", "cbd", "cbdsw", "cbs", "cbssw", "pb",
-             "mj", "mjsw", "fc", "cox", "gmin", "reltol", "abstol", "cgs", "cgd", "cgb", "off")
+             "mj", "mjsw", "fc", "cox", "gmin", "reltol", "abstol", "cgs", "cgd", "cgb", "off",
+             "kf", "af", "flicker_area", "m")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals)
@@ -313,23 +318,7 @@ class Mosfets(Device):
         slopes[:, 1, 2] = conductance[:count]
         slopes[:, 2, 1] = -conductance[count:]
         slopes[:, 2, 2] = conductance[count:]
-        # the channel, in the frame where the drain is the higher side
-        normal = vds >= 0
-        mode = np.where(normal, 1.0, -1.0)
-        vds_m = mode * vds
-        von, dvon = self.threshold(np.where(normal, vbs, vbd))
-        vgst = np.where(normal, vgs, vgs - vds) - von
-        beta, lam = self.beta, self.lambda_
-        betap = beta * (1 + lam * vds_m)
-        on = vgst > 0
-        saturated = vgst <= vds_m
-        clipped = np.where(on, vgst, 0.0)
-        effective = np.where(saturated, clipped, vds_m)   # vgst or vds
-        cdrain = betap * effective * (clipped - 0.5 * effective)
-        gm = betap * effective * on
-        gds = np.where(saturated, lam * beta * clipped * clipped * 0.5,
-                       (betap * (vgst - vds_m) + lam * beta * vds_m * (vgst - 0.5 * vds_m))
-                       * on)
+        normal, mode, vds_m, vgst, dvon, cdrain, gm, gds = self.channel(vgs, vds, vbs)
         currents[:, 0] = mode * cdrain
         _framed(slopes[:, 0], mode * gm, mode * gds, -mode * gm * dvon, normal)
         if self.meyer:
@@ -354,6 +343,45 @@ class Mosfets(Device):
             load = Load(f, df, charge, dq)
         self._last = (v.copy(), currents, slopes)
         return load
+
+    def channel(self, vgs, vds, vbs):
+        """The channel in the frame where the drain is the higher side: whether that is the
+        drain (`normal`), the sign of the frame (`mode`), vds, vgs less the threshold and the
+        threshold's slope by the bulk voltage in it, and its current, transconductance and
+        output conductance there."""
+        normal = vds >= 0
+        mode = np.where(normal, 1.0, -1.0)
+        vds_m = mode * vds
+        von, dvon = self.threshold(np.where(normal, vbs, vbs - vds))
+        vgst = np.where(normal, vgs, vgs - vds) - von
+        beta, lam = self.beta, self.lambda_
+        betap = beta * (1 + lam * vds_m)
+        on = vgst > 0
+        saturated = vgst <= vds_m
+        clipped = np.where(on, vgst, 0.0)
+        effective = np.where(saturated, clipped, vds_m)   # vgst or vds
+        cdrain = betap * effective * (clipped - 0.5 * effective)
+        gm = betap * effective * on
+        gds = np.where(saturated, lam * beta * clipped * clipped * 0.5,
+                       (betap * (vgst - vds_m) + lam * beta * vds_m * (vgst - 0.5 * vds_m))
+                       * on)
+        return normal, mode, vds_m, vgst, dvon, cdrain, gm, gds
+
+    def noise(self, v, temperature):
+        """ngspice's level 1: the channel's thermal noise ``(8/3) k T |gm|`` and its flicker
+        noise ``KF |Id|^AF / (f W Leff Cox^2)`` per parallel copy (M of them; ngspice 39
+        divides the whole by M instead), the drain current less the bulk-drain diode's."""
+        vgs, vds, vbs = self.voltages(v)
+        _, mode, _, _, _, cdrain, gm, _ = self.channel(vgs, vds, vbs)
+        vbd = vbs - vds
+        bulk_drain = np.where(vbd <= -3 * self.vt, -self.drain_is,
+                              self.drain_is * (np.exp(np.minimum(MAX_EXP_ARG, vbd / self.vt))
+                                               - 1)) + self.gmin * vbd
+        drain = mode * cdrain - bulk_drain
+        flicker = self.kf * self.m * flicker_power(drain / self.m, self.af) / self.flicker_area
+        return [NoiseCurrent("id", D, S, 8 / 3 * BOLTZMANN * temperature * np.abs(gm),
+                             np.zeros(self.count)),
+                NoiseCurrent("1overf", D, S, np.zeros(self.count), flicker)]
 
     def _meyer(self, v, vgst, vds_m, dvon, normal, currents, slopes):
         """Meyer's branches g-s', g-d', g-b: currents ``C(v) w / tau``."""
@@ -516,6 +544,8 @@ class Mosfet(Element):
             "pb": pb, "mj": p["mj"], "mjsw": p["mjsw"], "fc": p["fc"],
             "cox": cox_area * effective * m * w, "gmin": options.gmin,
             "reltol": options.reltol, "abstol": options.abstol,
+            "kf": p["kf"], "af": p["af"], "m": m,
+            "flicker_area": w * effective * (cox_area or NOISE_OXIDE) ** 2,
         }
         d, g, source, b = self.nodes
         rd, rs = self._resistances(p, sizes)
@@ -523,11 +553,11 @@ class Mosfet(Element):
         drain = d
         if "drain" in inside:
             drain = s.internal(self, "drain")
-            s.G.conductance(d, drain, m / rd)
+            s.noisy_conductance(f"{self.name}_rd", d, drain, m / rd)
         inner_source = source
         if "source" in inside:
             inner_source = s.internal(self, "source")
-            s.G.conductance(source, inner_source, m / rs)
+            s.noisy_conductance(f"{self.name}_rs", source, inner_source, m / rs)
         overlaps = {"cgs": p["cgso"] * m * w, "cgd": p["cgdo"] * m * w,
                     "cgb": p["cgbo"] * m * effective}
         for other, capacitance in zip((inner_source, drain, b), overlaps.values()):

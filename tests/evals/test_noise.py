@@ -112,7 +112,32 @@ def test_refused_cards_are_located(card, message):
     assert caught.value.location.line == 5
 
 
-def test_a_device_without_a_noise_model_is_refused():
+def test_a_saturated_mosfet_has_channel_thermal_and_flicker_noise():
+    """Square law at VGS - VTO = 1 V, no channel-length modulation: Id = beta/2, gm = beta;
+    the drain resistor carries the channel's ``(8/3) k T gm`` and ``KF Id^AF / (f W Leff
+    Cox^2)`` and its own ``4 k T / R``."""
+    kf, af, tox, w, length, ld = 1e-24, 1.2, 20e-9, 20e-6, 2e-6, 0.1e-6
+    beta = 50e-6 * w / (length - 2 * ld)
+    result = noise(f"mos\nV1 g 0 DC 2 AC 1\nVdd vdd 0 10\nRd vdd d 10k\n"
+                   f"M1 d g 0 0 nm W={w:g} L={length:g}\n"
+                   f".model nm NMOS(vto=1 kp=50u kf={kf:g} af={af:g} tox={tox:g} ld={ld:g})\n"
+                   ".noise V(d) V1 dec 2 1 1e4 1\n")
+    f = result["frequency"]
+    cox = 3.9 * 8.854214871e-12 / tox
+    drain = beta / 2   # the bulk-drain diode's leakage and gmin add under 1e-9 of it
+    channel = 8 / 3 * BOLTZMANN * KELVIN * beta + kf * drain**af / (f * w * (length - 2 * ld)
+                                                                     * cox**2)
+    assert np.allclose(result["onoise_spectrum"] ** 2,
+                       1e8 * (channel + 4 * BOLTZMANN * KELVIN / 1e4), rtol=1e-6)
+    assert np.allclose(result["inoise_spectrum"], result["onoise_spectrum"] / (beta * 1e4),
+                       rtol=1e-6)
+
+
+def test_a_device_without_a_noise_model_is_refused(monkeypatch):
+    from mna.elements.device import Device
+    from mna.elements.mosfet import Mosfets
+
+    monkeypatch.setattr(Mosfets, "noise", Device.noise)
     with pytest.raises(mna.NetlistError, match="no noise model of M1"):
         mna.run(mna.read_string("mos\nV1 g 0 DC 2 AC 1\nVd d 0 5\nM1 d g 0 0 nm\n"
                                 ".model nm NMOS(vto=1 kp=1e-4)\n"
@@ -149,10 +174,24 @@ q1 3 2 0 test
 .noise v(3) vin dec 5 10 1e7
 """
 
+MOSFETS = """a common-source stage into a source follower, series resistances, one model with TOX
+VDD vdd 0 5
+VIN g 0 DC 1.5 AC 1
+RD vdd d 10k
+M1 d g s 0 nm W=40u L=2u
+RS s 0 200
+M2 o d vdd vdd pm W=10u L=1u
+RO o 0 5k
+.model nm NMOS(vto=0.8 kp=50u lambda=0.02 rd=15 rs=12 kf=1e-25 af=1.3 tox=20n gamma=0.4)
+.model pm PMOS(vto=-0.9 kp=20u kf=3e-24 af=0.9)
+.options reltol=1e-7 abstol=1e-18 vntol=1e-12
+.noise v(o) VIN dec 5 1 1e8 1
+"""
+
 
 @pytest.mark.ngspice
-@pytest.mark.parametrize("deck", [BJT_NOISE, JUNCTIONS, MODULATED],
-                         ids=["bjtnoise", "junctions", "modulated_base"])
+@pytest.mark.parametrize("deck", [BJT_NOISE, JUNCTIONS, MODULATED, MOSFETS],
+                         ids=["bjtnoise", "junctions", "modulated_base", "mosfets"])
 def test_against_ngspice(deck, ngspice):
     spectra, totals = ngspice.run(deck).plots
     result = noise(deck)
