@@ -20,7 +20,7 @@ from mna.elements.device import Device, Instance
 from mna.errors import NetlistError
 from mna.expr import Expression, Value
 from mna.netlist.fields import GROUND, OutputName
-from mna.system import DescriptorSystem, Entries, InputSignal, ThermalNoise
+from mna.system import DescriptorSystem, Entries, InputSignal, ResistorNoise
 
 if TYPE_CHECKING:
     from mna.circuit import Circuit
@@ -244,7 +244,7 @@ class Stamper:
         self.G = MatrixBuilder(numbering)
         self.C = MatrixBuilder(numbering)
         self.B = MatrixBuilder(numbering)
-        self.noise: list[ThermalNoise] = []
+        self.noise: list[ResistorNoise] = []
 
     def branch(self, element: Element, port: str = "") -> int:
         return self.branch_index[(id(element), port)]
@@ -253,13 +253,14 @@ class Stamper:
         """The key of a node inside `element` (usable wherever a node key is)."""
         return _internal_key(element, suffix)
 
-    def noisy_conductance(self, name: str, a: str, b: str, conductance) -> None:
-        """A conductance between nodes `a` and `b` that makes thermal noise (a resistor,
-        a device's series resistance); `name` names the noise source."""
+    def noisy_conductance(self, name: str, a: str, b: str, conductance, **flicker) -> None:
+        """A conductance between nodes `a` and `b` that makes thermal noise, source `name`
+        (a resistor, a device's series resistance), and flicker noise where `flicker`
+        gives its `ResistorNoise` parameters."""
         self.G.conductance(a, b, conductance)
         if isinstance(self.backend, NumericBackend):
-            self.noise.append(ThermalNoise(name, self.index_of(a), self.index_of(b),
-                                           float(conductance)))
+            self.noise.append(ResistorNoise(name, self.index_of(a), self.index_of(b),
+                                            float(conductance), **flicker))
 
     def device(self, kind: type[Device], name: str, terminals, parameters: dict) -> None:
         """An instance of nonlinear device `kind` on `terminals` (node keys or unknown

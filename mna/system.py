@@ -64,14 +64,22 @@ class Entries:
 
 
 @dataclass(frozen=True)
-class ThermalNoise:
-    """The thermal noise of a linear conductance between unknowns `a` and `b` (-1: the
-    reference): a current of density ``4 k T conductance``."""
+class ResistorNoise:
+    """The noise of a linear conductance between unknowns `a` and `b` (-1: the reference):
+    thermal, a current of density ``4 k T conductance`` (source `name`), and, where a
+    resistor model gives ``kf``, ngspice's flicker noise ``copies kf |I / copies|^af /
+    (area f^ef)`` of its DC current I (source `flicker_name`)."""
 
     name: str
     a: int
     b: int
     conductance: float
+    flicker_name: str = ""
+    kf: float = 0.0
+    af: float = 1.0
+    ef: float = 1.0
+    copies: float = 1.0
+    area: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,7 @@ class DescriptorSystem:
     matrices when `symbolic`). The first `across_count` unknowns are across variables
     (nodes), the rest through variables. `devices` are the nonlinear elements, each kind
     evaluated for all its instances at once (none for a linear system); `noise` the
-    linear conductances that make thermal noise (numeric systems).
+    linear conductances that make noise (numeric systems).
     """
 
     g: Entries
@@ -112,7 +120,7 @@ class DescriptorSystem:
     across_count: int
     devices: tuple[Device, ...] = ()
     symbolic: bool = False
-    noise: tuple[ThermalNoise, ...] = ()
+    noise: tuple[ResistorNoise, ...] = ()
 
     def _matrix(self, entries: Entries):
         return entries.sympy() if self.symbolic else entries.scipy()

@@ -55,13 +55,13 @@ def noise_analysis(request, circuit) -> NoiseResult:
     source = circuit.source(request.source, request.location)
     system = assemble(circuit, outputs=(request.output,))
     equations = Equations(system, circuit.options)
-    x = None if system.is_linear else dc_solution(equations, system.dc_inputs(),
-                                                  guess(circuit, system))
+    x = dc_solution(equations, system.dc_inputs(), guess(circuit, system))
     sources = noise_sources(circuit, system, equations, x, request.location)
     if any(element.has_small_signal_values() for element in circuit.elements):
         equations = Equations(assemble(circuit, outputs=(request.output,),
                                        small_signal=True), circuit.options)
-    g, c = (equations.g_data, equations.c_data) if x is None else equations.linearized(x)
+    g, c = ((equations.g_data, equations.c_data) if system.is_linear
+            else equations.linearized(x))
     names = [signal.name for signal in system.inputs]
     unit = np.zeros(len(names), complex)
     unit[names.index(source.name)] = 1.0
@@ -100,19 +100,29 @@ def noise_analysis(request, circuit) -> NoiseResult:
     return NoiseResult("noise", columns, units, independent="frequency")
 
 
-def noise_sources(circuit, system, equations: Equations, x: np.ndarray | None,
+def noise_sources(circuit, system, equations: Equations, x: np.ndarray,
                   location) -> Sources:
-    """Every noise current at the operating point `x` (None: a linear circuit) between
-    electrical unknowns; a device kind with no noise model is refused."""
+    """Every noise current at the operating point `x` between electrical unknowns; a device
+    kind with no noise model is refused."""
     temperature, _ = temperatures(circuit)
     names, a, b, white, flicker, exponent = [], [], [], [], [], []
-    for thermal in system.noise:
-        names.append(thermal.name)
-        a.append(thermal.a)
-        b.append(thermal.b)
-        white.append(4 * BOLTZMANN * temperature * thermal.conductance)
+    at = np.append(x, 0.0)   # [-1]: the reference
+    for resistor in system.noise:
+        names.append(resistor.name)
+        a.append(resistor.a)
+        b.append(resistor.b)
+        white.append(4 * BOLTZMANN * temperature * resistor.conductance)
         flicker.append(0.0)
         exponent.append(1.0)
+        if resistor.kf:
+            current = resistor.conductance * (at[resistor.a] - at[resistor.b])
+            names.append(resistor.flicker_name)
+            a.append(resistor.a)
+            b.append(resistor.b)
+            white.append(0.0)
+            flicker.append(resistor.copies * resistor.kf / resistor.area * abs(
+                current / resistor.copies) ** resistor.af)
+            exponent.append(resistor.ef)
     for device in system.devices:
         currents = device.noise(equations.terminal_values(x, device), temperature)
         if currents is None:

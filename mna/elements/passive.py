@@ -115,7 +115,7 @@ class Passive(Element):
 RESISTOR_MODELS = ("r", "res")
 RESISTOR_MODEL = {"r": None, "rsh": 0.0, "narrow": 0.0, "short": 0.0, "defw": 10e-6,
                   "l": 10e-6, "tc1": 0.0, "tc2": 0.0, "tce": None, "tnom": None,
-                  "kf": 0.0, "af": 0.0, "lf": 1.0, "wf": 1.0, "ef": 1.0, "bv_max": None}
+                  "kf": 0.0, "af": 1.0, "lf": 1.0, "wf": 1.0, "ef": 1.0, "bv_max": None}
 RESISTOR_MODEL_ALIASES = {"res": "r", "resistance": "r", "dw": "narrow", "dlr": "short",
                           "tc1r": "tc1", "tc2r": "tc2", "w": "defw"}
 
@@ -240,7 +240,26 @@ class Resistor(Passive):
 
     def stamp(self, s) -> None:
         a, b = self.nodes
-        s.noisy_conductance(self.name, a, b, self.conductance(s))
+        s.noisy_conductance(f"{self.name}_thermal", a, b, self.conductance(s),
+                            **self._flicker(s))
+
+    def _flicker(self, s) -> dict:
+        """The flicker noise of a resistor whose model gives KF, as ngspice's: over the
+        effective area ``(l - 2 short)^lf (w - 2 narrow)^wf`` where the line gives l= or w=
+        (1 elsewhere), per parallel copy (m)."""
+        if self.model is None:
+            return {}
+        model = model_values(self, s, RESISTOR_MODEL, RESISTOR_MODEL_ALIASES)
+        if not model["kf"]:
+            return {}
+        area = 1.0
+        if self.l is not None or self.w is not None:
+            length = model["l"] if self.l is None else s.value(self.l)
+            width = model["defw"] if self.w is None else s.value(self.w)
+            area = ((length - 2 * model["short"]) ** model["lf"]
+                    * (width - 2 * model["narrow"]) ** model["wf"])
+        return {"flicker_name": f"{self.name}_1overf", "kf": model["kf"], "af": model["af"],
+                "ef": model["ef"], "copies": s.value(self.m), "area": area}
 
     def through(self, s, row) -> None:
         row.x.difference(*self.nodes, self.conductance(s))

@@ -76,6 +76,18 @@ def test_a_junction_has_shot_and_flicker_noise():
     assert np.allclose(shares, result["onoise_spectrum"] ** 2, rtol=1e-12)
 
 
+def test_a_resistor_model_with_kf_adds_flicker_noise():
+    """1 mA through 2 kOhm: ``4 k T / R + KF I^AF / f^EF`` (ngspice's resistor model)."""
+    result = noise("r\nI1 0 a DC 1m AC 1\nR1 a 0 2k rm\n.model rm R(kf=1e-20 af=1.5 ef=1.2)\n"
+                   ".noise V(a) I1 dec 2 1 1e3 1\n")
+    f = result["frequency"]
+    assert np.allclose(result["onoise_spectrum"] ** 2,
+                       4e6 * (4 * BOLTZMANN * KELVIN / 2e3 + 1e-20 * 1e-3**1.5 / f**1.2),
+                       rtol=1e-12)
+    assert np.allclose(result["onoise_R1_1overf"] ** 2, 4e6 * 1e-20 * 1e-3**1.5 / f**1.2,
+                       rtol=1e-12)
+
+
 def test_only_electrical_resistors_are_noisy():
     """A motor loaded by a rotational damper: the armature resistance is the only noise
     source (the noise of the other domains is not modelled), seen through the impedance at
@@ -188,10 +200,20 @@ RO o 0 5k
 .noise v(o) VIN dec 5 1 1e8 1
 """
 
+RESISTOR_FLICKER = """resistor models with flicker noise, sized and in parallel copies
+V1 in 0 DC 3 AC 1
+R1 in a 10k rmod l=10u w=2u m=2
+R2 a 0 5k rmod
+R3 a 0 20k
+.model rmod R(kf=1e-22 af=1.5 ef=1.1 lf=1 wf=0.5 short=0.1u narrow=0.1u)
+.noise v(a) V1 dec 5 1 1e5 1
+"""
+
 
 @pytest.mark.ngspice
-@pytest.mark.parametrize("deck", [BJT_NOISE, JUNCTIONS, MODULATED, MOSFETS],
-                         ids=["bjtnoise", "junctions", "modulated_base", "mosfets"])
+@pytest.mark.parametrize("deck", [BJT_NOISE, JUNCTIONS, MODULATED, MOSFETS, RESISTOR_FLICKER],
+                         ids=["bjtnoise", "junctions", "modulated_base", "mosfets",
+                              "resistor_flicker"])
 def test_against_ngspice(deck, ngspice):
     spectra, totals = ngspice.run(deck).plots
     result = noise(deck)
