@@ -11,6 +11,7 @@ from mna.elements import (  # noqa: F401
     fluid_valves,
     friction,
     heat_transfer,
+    jfet,
     mosfet,
     passive,
     sources,

@@ -54,7 +54,7 @@ UNSUPPORTED_CARDS = {".sp": "S-parameter analysis",
 UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmission lines",
                         "O": "lossy transmission lines", "U": "RC lines",
                         "Y": "transmission lines", "P": "coupled lines", "N": "OSDI devices",
-                        "J": "JFETs", "Z": "MESFETs"}
+                        "Z": "MESFETs"}
 OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")

@@ -631,7 +631,6 @@ def test_a_part_of_something_else_is_refused():
     ("T1 in 0 out 0 Z0=50 TD=1n", "lossless transmission lines"),
     ("O1 in 0 out 0 lossy", "lossy transmission lines"),
     ("U1 in out 0 urc", "RC lines"),
-    ("J1 out in 0 jmod", "JFETs"),
     ("Z1 out in 0 zmod", "MESFETs"),
     (".sens V(out)", "sensitivity analysis"),
     (".sp dec 10 1 1k", "S-parameter analysis"),
