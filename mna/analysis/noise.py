@@ -28,7 +28,7 @@ from mna.analysis.op import dc_solution, guess
 from mna.assembly import assemble
 from mna.diagnostics import check_dc_topology
 from mna.elements.diode import BOLTZMANN, temperatures
-from mna.errors import NetlistError
+from mna.errors import NetlistError, SingularSystemError
 from mna.results import TableResult
 
 INTEGRATION_SLOPE = 1e-10   # ngspice's: a log-log slope below it integrates as flat
@@ -75,9 +75,13 @@ def noise_analysis(request, circuit) -> NoiseResult:
     gain_squared = np.empty(len(f))
     for k, fk in enumerate(f):
         jw = 2j * np.pi * fk
-        factors = equations.factor(g + jw * c)
-        gain_squared[k] = abs(row @ factors.solve(drive) + direct) ** 2
-        adjoint = np.append(factors.solve(row, transposed=True), 0.0)   # [-1]: the reference
+        try:
+            factors = equations.factor(g + jw * c)
+            gain_squared[k] = abs(row @ factors.solve(drive) + direct) ** 2
+            adjoint = factors.solve(row, transposed=True)
+        except SingularSystemError as error:
+            raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
+        adjoint = np.append(adjoint, 0.0)   # [-1]: the reference
         transfer = np.abs(adjoint[sources.a] - adjoint[sources.b]) ** 2
         with np.errstate(divide="ignore"):   # a flicker noise at 0 Hz is infinite
             density[:, k] = transfer * (sources.white + sources.flicker / fk**sources.exponent)
@@ -87,8 +91,8 @@ def noise_analysis(request, circuit) -> NoiseResult:
                "onoise_spectrum": np.sqrt(density.sum(0)),
                "inoise_spectrum": np.sqrt(density.sum(0) * to_input),
                "onoise_total": np.sqrt(output_power.sum(0)),
-               "inoise_total": np.sqrt(_running(np.diff(output_power.sum(0), prepend=0.0)
-                                                * to_input))}
+               "inoise_total": np.sqrt(np.cumsum(np.diff(output_power.sum(0), prepend=0.0)
+                                                 * to_input))}
     out_unit, in_unit = system.output_units[0], system.inputs[names.index(source.name)].unit
     units = {"frequency": "Hz", "onoise_spectrum": f"{out_unit}/sqrt(Hz)",
              "inoise_spectrum": f"{in_unit}/sqrt(Hz)", "onoise_total": out_unit,
@@ -190,11 +194,7 @@ def integrated(f: np.ndarray, density: np.ndarray) -> np.ndarray:
                           / power)
         pieces = np.where(np.abs(slope) < INTEGRATION_SLOPE, density[:, 1:] * np.diff(f),
                           curved)
-    return _running(np.concatenate([np.zeros((len(density), 1)), pieces], axis=1))
-
-
-def _running(pieces: np.ndarray) -> np.ndarray:
-    return np.cumsum(pieces, axis=-1)
+    return np.cumsum(np.concatenate([np.zeros((len(density), 1)), pieces], axis=1), axis=1)
 
 
 class NoiseResult(TableResult):

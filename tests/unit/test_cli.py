@@ -197,3 +197,22 @@ def test_failing_sweep_names_the_sweep_point(tmp_path, capsys):
     path.write_text(FAILS_LATER)
     assert status(["run", str(path)]) == 3
     assert re.search(r"\bg\s*=\s*1\b", capsys.readouterr().err)
+
+
+def test_run_writes_the_noise_and_tf_tables_and_plots(tmp_path, capsys):
+    path = tmp_path / "noise.net"
+    path.write_text("divider noise\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nR2 out 0 1k\n"
+                    ".noise V(out) V1 dec 1 1 100\n.tf V(out) V1\n")
+    out = tmp_path / "out"
+    assert status(["run", str(path), "-o", str(out), "--plot"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["noise.csv", "noise.png", "tf.csv"]
+    noise = pd.read_csv(out / "noise.csv")
+    assert list(noise.columns) == ["frequency", "onoise_spectrum", "inoise_spectrum",
+                                   "onoise_total", "inoise_total"]
+    assert noise["inoise_spectrum"].iloc[0] == pytest.approx(
+        2 * noise["onoise_spectrum"].iloc[0], rel=1e-12)
+    tf = pd.read_csv(out / "tf.csv")
+    assert list(tf["name"]) == ["transfer_function", "V1#input_impedance",
+                                "output_impedance_at_V(out)"]
+    printed = capsys.readouterr().out
+    assert "total output noise" in printed and "Transfer function information" in printed
