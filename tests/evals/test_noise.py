@@ -5,6 +5,7 @@ ngspice 39 on the same decks (its tests' bjtnoise.cir among them)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from mna.analysis.noise import frequencies, integrated
 from mna.elements.diode import BOLTZMANN, CHARGE
 
 KELVIN = 300.15   # 27 °C, the default temperature
+NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
 
 
 def noise(text: str):
@@ -100,6 +102,21 @@ def test_only_electrical_resistors_are_noisy():
     assert seen == pytest.approx(2 * 2.5 / 4.5, rel=1e-12)   # Ra || n^2 / b
     assert np.allclose(result["onoise_spectrum"] ** 2, 4 * BOLTZMANN * KELVIN / 2 * seen**2,
                        rtol=1e-9)
+
+
+def test_the_jfet_preamp_example_has_the_values_of_its_header():
+    """netlists/jfet_preamp.net: gain -gm RD, 5 kOhm out, the gate's gmin times Miller's 11
+    in, white noise RD^2 (4kT/RD + (8/3) kT gm) and flicker noise RD^2 KF Id / f."""
+    tf, result = [r for r in mna.run(mna.read(NETLISTS / "jfet_preamp.net"))
+                  if r.kind in ("tf", "noise")]
+    assert tf["transfer_function"] == pytest.approx(-10, rel=1e-6)
+    assert tf["output_impedance_at_V(d)"] == pytest.approx(5e3, rel=1e-6)
+    assert tf["VIN#input_impedance"] == pytest.approx(1 / 12e-12, rel=1e-6)
+    f = result["frequency"]
+    white = 5e3**2 * (4 * BOLTZMANN * KELVIN / 5e3 + 8 / 3 * BOLTZMANN * KELVIN * 2e-3)
+    assert np.allclose(result["onoise_spectrum"] ** 2, white + 5e3**2 * 1e-16 * 1e-3 / f,
+                       rtol=1e-6)
+    assert np.allclose(result["inoise_spectrum"], result["onoise_spectrum"] / 10, rtol=1e-6)
 
 
 def test_frequencies_step_as_ngspice_steps_them():
