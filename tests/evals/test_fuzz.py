@@ -100,7 +100,10 @@ ANALYSES = one(
     ".meas dc m5 deriv I(V1) at=0.5 | .meas tran m6 rms V(a) from=1m to=0 | "
     ".meas ac m7 find vdb(b) at=10 | .meas tran m8 integ V(a) from=0 to=0 | "
     ".save vdb(a) vp(b) im(V1) vq(a) | .mc 3 seed=1\n.options workers=1 | .mc 0 | "
-    ".mc 2 seed=-1", " | ")
+    ".mc 2 seed=-1 | .tf V(b) V1 | .tf V(a,b) I1 | .tf I(Vx) V1 | .tf I(R1) V1 | .tf V(b) R1 | "
+    ".tf V(b) | .tf V(b) V1 extra | .noise V(b) V1 dec 2 1 1k | .noise V(out) V1 lin 2 0 10 3 | "
+    ".noise V(b) V1 oct 1 1 1e999 | .noise I(V1) V1 dec 1 1 10 | .noise V(b) I1 dec 1 1 10 -1 | "
+    ".noise V(b) nope dec 1 1 10 | .noise", " | ")
 ANALYSES |= st.builds(   # extreme but finite: each either runs a few points or is refused
     lambda card, args: card.format(*args), one(
         ".tran {} {} | .tran 1m 10m 0 {} | .tran 1m 10m {} | .ac dec 2 {} {} | .ac lin 2 {} {} | "
@@ -111,6 +114,7 @@ DOTS = ANALYSES | one(
     ".param p1=1 p2={p1*2} | .param p1={p2} p2={p1} | .param | .func f(x) = {x*2} | "
     ".func f(x,y) {x+y} | .func f(x) = {f(x)} | .model dmod D(IS=1e-14 N=1) | .model dmod D | "
     ".model fr friction(fc=1 fs=2 vs=0.1) | .model sp spring(k=1 k3=1) | .ic V(a)=1 I(L1)=0 | "
+    ".model jmod NJF(vto=-2 beta=1m rd=10 cgs=1p kf=1e-16) | .model jmod PJF(fc=0.99 b=0) | "
     ".model swm sw(vt=0.5 vh=0.1 ron=1 roff=1e6) | .ic V(nowhere)=1 | .nodeset V(a)=0.5 | "
     ".save V(a) I(V1) V(a,b) {V(a)*I(V1)} | .save I(nope) | .print tran V(a) | .global gnd a | "
     ".include fuzz_missing.net | .include . | .include '' | .lib fuzz_missing.lib typ | .lib | "
@@ -146,6 +150,9 @@ def element(draw, prefix: str) -> list[str]:
         return [*two, f"{draw(one('V I v Q'))}={draw(EXPRESSIONS)}"]
     if prefix == "D":
         return [*two, draw(one("dmod nomodel fr")), *draw(st.lists(VALUES, max_size=1))]
+    if prefix == "J":
+        return [*two, draw(nodes), draw(one("jmod dmod nomodel")),
+                *draw(st.lists(VALUES | one("off area=2 m=3 m=0 ic=1,2"), max_size=2))]
     if prefix == "K":
         return [name, draw(one("L1 L2 Lx R1")), draw(one("L1 L2 Lx")), value]
     if prefix == "X":
@@ -159,7 +166,7 @@ def cards(draw) -> str:
     """One card, or a block of them, with the decorations of a hand-written netlist."""
     kind = draw(one("element " * 12 + "dot " * 6 + "subckt if junk"))
     if kind == "element":
-        fields = element(draw, draw(one("R C L V I E G F H B D K TF GY X S Q M W Z r")))
+        fields = element(draw, draw(one("R C L V I E G F H B D K TF GY X S Q M W Z J r")))
         if draw(st.integers(0, 9)) == 0:   # a field missing or doubled
             index = draw(st.integers(1, len(fields) - 1))
             fields[index:index + 1] = draw(st.sampled_from([[], fields[index:index + 1] * 2]))
