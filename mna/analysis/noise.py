@@ -84,15 +84,16 @@ def noise_analysis(request, circuit) -> NoiseResult:
         adjoint = np.append(adjoint, 0.0)   # [-1]: the reference
         transfer = np.abs(adjoint[sources.a] - adjoint[sources.b]) ** 2
         with np.errstate(divide="ignore"):   # a flicker noise at 0 Hz is infinite
-            density[:, k] = transfer * (sources.white + sources.flicker / fk**sources.exponent)
+            flicker = np.divide(sources.flicker, fk**sources.exponent,
+                                out=np.zeros(len(transfer)), where=sources.flicker != 0)
+        density[:, k] = transfer * (sources.white + flicker)
     to_input = 1 / np.maximum(gain_squared, SMALLEST_GAIN)
-    output_power = integrated(f, density)
+    power = interval_powers(f, density).sum(0)
     columns = {"frequency": f,
                "onoise_spectrum": np.sqrt(density.sum(0)),
                "inoise_spectrum": np.sqrt(density.sum(0) * to_input),
-               "onoise_total": np.sqrt(output_power.sum(0)),
-               "inoise_total": np.sqrt(np.cumsum(np.diff(output_power.sum(0), prepend=0.0)
-                                                 * to_input))}
+               "onoise_total": np.sqrt(np.cumsum(power)),
+               "inoise_total": np.sqrt(np.cumsum(power * to_input))}
     out_unit, in_unit = system.output_units[0], system.inputs[names.index(source.name)].unit
     units = {"frequency": "Hz", "onoise_spectrum": f"{out_unit}/sqrt(Hz)",
              "inoise_spectrum": f"{in_unit}/sqrt(Hz)", "onoise_total": out_unit,
@@ -177,12 +178,14 @@ def frequencies(kind: str, points: int, start: float, stop: float,
     return np.array(found)
 
 
-def integrated(f: np.ndarray, density: np.ndarray) -> np.ndarray:
-    """The integral of each row of `density` from `f[0]` to each frequency, each interval
-    taken as ngspice's ``Nintegrate`` takes it: the power law through its two ends (flat
-    where the log-log slope is below `INTEGRATION_SLOPE`, ``1/f`` exactly)."""
+def interval_powers(f: np.ndarray, density: np.ndarray) -> np.ndarray:
+    """The integral of each row of `density` over each interval of `f`, in the column of
+    the interval's upper end (the first column 0), taken as ngspice's ``Nintegrate`` takes
+    it: the power law through the interval's two ends (flat where the log-log slope is
+    below `INTEGRATION_SLOPE`, ``1/f`` exactly); infinite where an end is."""
+    pieces = np.zeros_like(density)
     if len(f) < 2:
-        return np.zeros_like(density)
+        return pieces
     log_f = np.log(np.maximum(f, SMALLEST_LOG))
     log_n = np.log(np.maximum(density, SMALLEST_LOG))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -192,9 +195,10 @@ def integrated(f: np.ndarray, density: np.ndarray) -> np.ndarray:
         curved = np.where(np.abs(power) < INTEGRATION_SLOPE, scale * np.diff(log_f),
                           scale * (np.exp(power * log_f[1:]) - np.exp(power * log_f[:-1]))
                           / power)
-        pieces = np.where(np.abs(slope) < INTEGRATION_SLOPE, density[:, 1:] * np.diff(f),
-                          curved)
-    return np.cumsum(np.concatenate([np.zeros((len(density), 1)), pieces], axis=1), axis=1)
+        pieces[:, 1:] = np.where(np.abs(slope) < INTEGRATION_SLOPE,
+                                 density[:, 1:] * np.diff(f), curved)
+    pieces[:, 1:][np.isinf(density[:, :-1]) | np.isinf(density[:, 1:])] = np.inf
+    return pieces
 
 
 class NoiseResult(TableResult):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mna
-from mna.analysis.noise import frequencies, integrated
+from mna.analysis.noise import frequencies, interval_powers
 from mna.elements.diode import BOLTZMANN, CHARGE
 
 KELVIN = 300.15   # 27 °C, the default temperature
@@ -56,7 +56,7 @@ def test_the_integral_of_a_power_law_is_exact():
     """Between two points a density ``a f^p`` integrates exactly, 1/f (p = -1) included."""
     f = np.array([1.0, 10.0, 100.0])
     for p in (0.0, -1.0, -2.0, 1.5):
-        total = integrated(f, np.array([f**p]))[0]
+        total = np.cumsum(interval_powers(f, np.array([f**p]))[0])
         exact = (np.log(f / f[0]) if p == -1 else (f ** (p + 1) - f[0] ** (p + 1)) / (p + 1))
         assert np.allclose(total, exact, rtol=1e-12), p
 
@@ -117,6 +117,14 @@ def test_the_jfet_preamp_example_has_the_values_of_its_header():
     assert np.allclose(result["onoise_spectrum"] ** 2, white + 5e3**2 * 1e-16 * 1e-3 / f,
                        rtol=1e-6)
     assert np.allclose(result["inoise_spectrum"], result["onoise_spectrum"] / 10, rtol=1e-6)
+
+
+def test_flicker_noise_at_0_hz_is_infinite_and_so_is_its_integral():
+    result = noise("d\nV1 a 0 DC 1 AC 1\nR1 a b 1k\nD1 b 0 dm\n.model dm D(kf=1e-16)\n"
+                   ".noise V(b) V1 lin 3 0 10\n")
+    assert result["onoise_spectrum"][0] == math.inf
+    assert np.all(np.isfinite(result["onoise_spectrum"][1:]))
+    assert list(result["onoise_total"]) == [0.0, math.inf, math.inf]
 
 
 def test_frequencies_step_as_ngspice_steps_them():
