@@ -160,8 +160,8 @@ def frequencies(kind: str, points: int, start: float, stop: float,
     ``10^(1/points)`` (``dec``) or ``2^(1/points)`` (``oct``), or plus the step of `points`
     in all (``lin``), while within `stop` (and a tolerance past it).
 
-    >>> frequencies("dec", 1, 1.0, 1000.0, 1e-3).tolist()
-    [1.0, 10.000000000000002, 100.00000000000004, 1000.0000000000007]
+    >>> frequencies("dec", 1, 1.0, 1000.0, 1e-3).round(9).tolist()
+    [1.0, 10.0, 100.0, 1000.0]
     """
     if kind == "lin":
         if points == 1:
