@@ -22,13 +22,10 @@ import numpy as np
 
 from mna.elements.base import Edge, Element, Role
 from mna.elements.device import (
-    Device,
-    Instance,
     Load,
     NoiseCurrent,
+    TabulatedDevice,
     outer,
-    parameters,
-    terminal_array,
 )
 from mna.elements.diode import (
     ABOVE_ABSOLUTE_ZERO,
@@ -82,7 +79,7 @@ C, B, E, X, S = range(5)   # terminals: internal collector, base, emitter; base;
 UNIT = np.eye(5)   # UNIT[k]: terminal k's unit vector
 
 
-class Transistors(Device):
+class Transistors(TabulatedDevice):
     """Every bipolar transistor: terminals (c', b', e', b, s), parameters at the circuit's
     temperature with the area applied; junction voltages are those of an NPN (a PNP's
     terminal voltages times its polarity -1)."""
@@ -95,10 +92,7 @@ class Transistors(Device):
              "af")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
-        super().__init__(names, terminals)
-        for key, value in values.items():
-            setattr(self, key, value)
-        self.off = self.off != 0
+        super().__init__(names, terminals, values)
         p, ts = self.polarity[:, None], self.substrate_sign[:, None]
         lateral = self.lateral[:, None] > 0
         # how each junction voltage follows from the terminal values
@@ -121,13 +115,6 @@ class Transistors(Device):
         return [((self.cje != 0) | (self.tf != 0), self.d_be),
                 ((self.cjc != 0) | (self.tr != 0), self.d_bc),
                 (self.cbx != 0, self.d_bx), (self.cjs != 0, self.d_sub)]
-
-    @classmethod
-    def build(cls, instances: list[Instance]) -> Transistors:
-        names = tuple(instance.name for instance in instances)
-        values = dict(zip(cls.NAMES, parameters(instances, *cls.NAMES)))
-        values["is_"] = values.pop("is")
-        return cls(names, terminal_array(instances, cls.width), values)
 
     # -- Newton ------------------------------------------------------------------------------
     def junctions(self, v: np.ndarray):

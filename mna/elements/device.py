@@ -38,12 +38,14 @@ factors while the Jacobian stays the same, as for a linear circuit between event
 gives its noise currents at an operating point (`noise`: shot, flicker and thermal noise
 between its terminals), or says it has none (`noiseless`); a noise analysis refuses a kind
 that does neither. To add a kind: subclass `Device`, set `width`, write `build` (stack the
-instances' parameters into arrays) and `load` (`branch` lays out a law between two
-terminals), and stamp `s.device(YourDevice, name, terminals, parameters)` from the element.
+instances' parameters into arrays; `TabulatedDevice` does it for the names it lists) and
+`load` (`branch` lays out a law between two terminals), and stamp `s.device(YourDevice,
+name, terminals, parameters)` from the element.
 """
 
 from __future__ import annotations
 
+import keyword
 from typing import ClassVar, NamedTuple
 
 import numpy as np
@@ -172,6 +174,26 @@ class Device:
         changed = not np.array_equal(settled, self.modes)
         self.modes = settled
         return changed
+
+
+class TabulatedDevice(Device):
+    """A kind whose parameters are the arrays named in `NAMES`, one value per instance, kept
+    as attributes of those names (a Python keyword with an underscore: ``is_``,
+    ``lambda_``); instances marked ``OFF`` carry ``off`` = 1."""
+
+    NAMES: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, names, terminals, values: dict[str, np.ndarray]):
+        super().__init__(names, terminals)
+        for key, value in values.items():
+            setattr(self, key + "_" if keyword.iskeyword(key) else key, value)
+        self.off = self.off != 0
+
+    @classmethod
+    def build(cls, instances: list[Instance]) -> TabulatedDevice:
+        names = tuple(instance.name for instance in instances)
+        return cls(names, terminal_array(instances, cls.width),
+                   dict(zip(cls.NAMES, parameters(instances, *cls.NAMES))))
 
 
 def terminal_array(instances: list[Instance], width: int) -> np.ndarray:

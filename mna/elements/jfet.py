@@ -21,13 +21,10 @@ import numpy as np
 
 from mna.elements.base import Edge, Element, Role
 from mna.elements.device import (
-    Device,
-    Instance,
     Load,
     NoiseCurrent,
+    TabulatedDevice,
     outer,
-    parameters,
-    terminal_array,
 )
 from mna.elements.diode import (
     ABOVE_ABSOLUTE_ZERO,
@@ -49,6 +46,7 @@ from mna.elements.diode import (
     unsettled,
 )
 from mna.elements.mosfet import fet_limit
+from mna.expr import Value
 from mna.netlist.fields import FieldReader
 from mna.units import number
 
@@ -68,7 +66,7 @@ D, G, S = range(3)
 UNIT = np.eye(3)
 
 
-class Jfets(Device):
+class Jfets(TabulatedDevice):
     """Every JFET: terminals (d', g, s'), parameters at the circuit's temperature with the
     area and M applied; voltages are an N-channel's (a P-channel's times its polarity -1)."""
 
@@ -78,10 +76,7 @@ class Jfets(Device):
              "nlev", "gdsnoi")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
-        super().__init__(names, terminals)
-        for key, value in values.items():
-            setattr(self, key, value)
-        self.off = self.off != 0
+        super().__init__(names, terminals, values)
         p = self.polarity[:, None]
         self.d_gs = p * (UNIT[G] - UNIT[S])
         self.d_gd = p * (UNIT[G] - UNIT[D])
@@ -89,13 +84,6 @@ class Jfets(Device):
         self.stores = bool(np.any(self.cgs) or np.any(self.cgd))
         self.source_junction = Junction(self.cgs, self.pb, 0.5, self.fc)
         self.drain_junction = Junction(self.cgd, self.pb, 0.5, self.fc)
-
-    @classmethod
-    def build(cls, instances: list[Instance]) -> Jfets:
-        names = tuple(instance.name for instance in instances)
-        values = dict(zip(cls.NAMES, parameters(instances, *cls.NAMES)))
-        values["lambda_"] = values.pop("lambda")
-        return cls(names, terminal_array(instances, cls.width), values)
 
     def charge_branches(self):
         return [(self.cgs != 0, self.d_gs), (self.cgd != 0, self.d_gd)]
@@ -212,8 +200,8 @@ class Jfet(Element):
     DC solution with its gate junctions at 0 V (SPICE's)."""
 
     model: str
-    area: object
-    multiplier: object
+    area: Value
+    multiplier: Value
     off: bool = False
 
     prefix = "J"

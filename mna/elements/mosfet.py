@@ -24,13 +24,10 @@ import numpy as np
 
 from mna.elements.base import Edge, Element, Role
 from mna.elements.device import (
-    Device,
-    Instance,
     Load,
     NoiseCurrent,
+    TabulatedDevice,
     outer,
-    parameters,
-    terminal_array,
 )
 from mna.elements.diode import (
     ABOVE_ABSOLUTE_ZERO,
@@ -142,7 +139,7 @@ def meyer(vgst, vds, phi, cox):
     return caps, slopes
 
 
-class Mosfets(Device):
+class Mosfets(TabulatedDevice):
     """Every level-1 MOSFET: terminals (d', g, s', b, w_gs, w_gd, w_gb) (-1 for the w's
     without Meyer's capacitances), parameters at the circuit's temperature, M applied;
     voltages are an NMOS's (a PMOS's times its polarity -1).
@@ -159,10 +156,7 @@ class Mosfets(Device):
              "kf", "af", "flicker_area", "m")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
-        super().__init__(names, terminals)
-        for key, value in values.items():
-            setattr(self, key, value)
-        self.off = self.off != 0
+        super().__init__(names, terminals, values)
         p = self.polarity[:, None]
         self.d_gs = p * (UNIT[G] - UNIT[S])
         self.d_ds = p * (UNIT[D] - UNIT[S])
@@ -208,13 +202,6 @@ class Mosfets(Device):
                 for x, overlap in ((S, self.cgs), (D, self.cgd), (B, self.cgb))] + [
                 ((self.cbs != 0) | (self.cbssw != 0), self.d_bs),
                 ((self.cbd != 0) | (self.cbdsw != 0), self.d_bs - self.d_ds)]
-
-    @classmethod
-    def build(cls, instances: list[Instance]) -> Mosfets:
-        names = tuple(instance.name for instance in instances)
-        values = dict(zip(cls.NAMES, parameters(instances, *cls.NAMES)))
-        values["lambda_"] = values.pop("lambda")
-        return cls(names, terminal_array(instances, cls.width), values)
 
     def voltages(self, v):
         """vgs, vds, vbs (an NMOS's) at terminal values `v`."""
