@@ -158,3 +158,19 @@ def test_noise_against_ngspice(level, ngspice):
         totals.data["V(onoise_total)"].iloc[0], rel=1e-8)
     for name in ("onoise_J1_id", "onoise_J1_1overf", "onoise_J1_rd", "onoise_J1_rs"):
         assert np.allclose(result[name], spectra.data[name.lower()], rtol=1e-8), name
+
+
+def test_state_space_tf_and_ac_of_a_jfet_stage_agree():
+    """Linearised about its operating point, the common-source stage of
+    netlists/jfet_preamp.net with 10 nF at the drain: one state, the pole -1/(RD C), the DC
+    gain -gm RD = -10 in `.ss`, `.tf` and at 1 Hz in `.ac`."""
+    text = ("stage\nVDD vdd 0 15\nVIN g 0 DC -1 AC 1\nRD vdd d 5k\nCL d 0 10n\nJ1 d g 0 jx\n"
+            ".model jx NJF(vto=-2 beta=1m)\n.ss in=VIN out=V(d)\n.tf V(d) VIN\n.ac lin 1 1 1\n")
+    model, tf, ac = mna.run(mna.read_string(text))
+    a, b, c, d = (np.asarray(m, float) for m in (model.A, model.B, model.C, model.D))
+    assert np.allclose(np.linalg.eigvals(a), [-1 / (5e3 * 10e-9)], rtol=1e-6)
+    gain = (d - c @ np.linalg.solve(a, b)).item()
+    assert gain == pytest.approx(-10, rel=1e-6)
+    assert tf["transfer_function"] == pytest.approx(gain, rel=1e-9)
+    assert abs(np.asarray(ac["V(d)"])[0]) == pytest.approx(10 / np.hypot(1, 2 * np.pi * 5e-5),
+                                                          rel=1e-6)
