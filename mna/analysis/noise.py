@@ -71,8 +71,11 @@ def noise_analysis(request, circuit) -> NoiseResult:
     np.add.at(row, system.p.cols, system.p.values)
     f = frequencies(request.sweep, request.points, request.start, request.stop,
                     circuit.options.reltol)
-    density = np.empty((len(sources.names), len(f)))
+    total = np.empty(len(f))          # the output's density at each frequency
+    power = np.zeros(len(f))          # its integral over the interval up to each frequency
     gain_squared = np.empty(len(f))
+    shares = np.empty((len(sources.names), len(f))) if request.shares else None
+    previous = None
     for k, fk in enumerate(f):
         jw = 2j * np.pi * fk
         try:
@@ -86,20 +89,25 @@ def noise_analysis(request, circuit) -> NoiseResult:
         with np.errstate(divide="ignore"):   # a flicker noise at 0 Hz is infinite
             flicker = np.divide(sources.flicker, fk**sources.exponent,
                                 out=np.zeros(len(transfer)), where=sources.flicker != 0)
-        density[:, k] = transfer * (sources.white + flicker)
+        density = transfer * (sources.white + flicker)
+        total[k] = density.sum()
+        if previous is not None:
+            power[k] = interval_power(f[k - 1], fk, previous, density).sum()
+        previous = density
+        if shares is not None:
+            shares[:, k] = density
     to_input = 1 / np.maximum(gain_squared, SMALLEST_GAIN)
-    power = interval_powers(f, density).sum(0)
     columns = {"frequency": f,
-               "onoise_spectrum": np.sqrt(density.sum(0)),
-               "inoise_spectrum": np.sqrt(density.sum(0) * to_input),
+               "onoise_spectrum": np.sqrt(total),
+               "inoise_spectrum": np.sqrt(total * to_input),
                "onoise_total": np.sqrt(np.cumsum(power)),
                "inoise_total": np.sqrt(np.cumsum(power * to_input))}
     out_unit, in_unit = system.output_units[0], system.inputs[names.index(source.name)].unit
     units = {"frequency": "Hz", "onoise_spectrum": f"{out_unit}/sqrt(Hz)",
              "inoise_spectrum": f"{in_unit}/sqrt(Hz)", "onoise_total": out_unit,
              "inoise_total": in_unit}
-    if request.shares:
-        for name, share in zip(sources.names, density):
+    if shares is not None:
+        for name, share in zip(sources.names, shares):
             columns[f"onoise_{name}"] = np.sqrt(share)
             units[f"onoise_{name}"] = f"{out_unit}/sqrt(Hz)"
     return NoiseResult("noise", columns, units, independent="frequency")
@@ -178,27 +186,21 @@ def frequencies(kind: str, points: int, start: float, stop: float,
     return np.array(found)
 
 
-def interval_powers(f: np.ndarray, density: np.ndarray) -> np.ndarray:
-    """The integral of each row of `density` over each interval of `f`, in the column of
-    the interval's upper end (the first column 0), taken as ngspice's ``Nintegrate`` takes
-    it: the power law through the interval's two ends (flat where the log-log slope is
-    below `INTEGRATION_SLOPE`, ``1/f`` exactly); infinite where an end is."""
-    pieces = np.zeros_like(density)
-    if len(f) < 2:
-        return pieces
-    log_f = np.log(np.maximum(f, SMALLEST_LOG))
-    log_n = np.log(np.maximum(density, SMALLEST_LOG))
+def interval_power(f0: float, f1: float, n0: np.ndarray, n1: np.ndarray) -> np.ndarray:
+    """The integral of each source's density from `f0` to `f1`, given its values `n0` and
+    `n1` there, as ngspice's ``Nintegrate`` takes it: the power law through the two ends
+    (flat where the log-log slope is below `INTEGRATION_SLOPE`, ``1/f`` exactly); infinite
+    where an end is (flicker noise at 0 Hz)."""
+    log_f0, log_f1 = np.log(max(f0, SMALLEST_LOG)), np.log(max(f1, SMALLEST_LOG))
+    log_n0, log_n1 = np.log(np.maximum(n0, SMALLEST_LOG)), np.log(np.maximum(n1, SMALLEST_LOG))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        slope = np.diff(log_n, axis=1) / np.diff(log_f)
-        scale = np.exp(log_n[:, 1:] - slope * log_f[1:])
+        slope = (log_n1 - log_n0) / (log_f1 - log_f0)
+        scale = np.exp(log_n1 - slope * log_f1)
         power = slope + 1
-        curved = np.where(np.abs(power) < INTEGRATION_SLOPE, scale * np.diff(log_f),
-                          scale * (np.exp(power * log_f[1:]) - np.exp(power * log_f[:-1]))
-                          / power)
-        pieces[:, 1:] = np.where(np.abs(slope) < INTEGRATION_SLOPE,
-                                 density[:, 1:] * np.diff(f), curved)
-    pieces[:, 1:][np.isinf(density[:, :-1]) | np.isinf(density[:, 1:])] = np.inf
-    return pieces
+        curved = np.where(np.abs(power) < INTEGRATION_SLOPE, scale * (log_f1 - log_f0),
+                          scale * (np.exp(power * log_f1) - np.exp(power * log_f0)) / power)
+        pieces = np.where(np.abs(slope) < INTEGRATION_SLOPE, n1 * (f1 - f0), curved)
+    return np.where(np.isinf(n0) | np.isinf(n1), np.inf, pieces)
 
 
 class NoiseResult(TableResult):
