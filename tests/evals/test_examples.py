@@ -41,3 +41,14 @@ def test_diode_curve_prints_a_forward_knee(monkeypatch, tmp_path, capsys):
     assert volts[0.25][0] == pytest.approx(0.25, abs=1e-3)
     assert 0.75 < volts[2.0][0] < 0.9
     assert volts[2.0][1] == pytest.approx((2.0 - volts[2.0][0]) / 10 * 1e3, rel=1e-6)
+
+
+def test_jfet_noise_finds_the_corner_its_netlist_derives(monkeypatch, tmp_path, capsys):
+    run_example("jfet_noise.py", monkeypatch, tmp_path, "noise.png")
+    out = capsys.readouterr().out
+    # netlists/jfet_preamp.net: gain -gm RD, the 1/f corner KF Id / (4kT/RD + (8/3) kT gm)
+    # = 3.934 kHz, white noise RD sqrt(4kT/RD + (8/3) kT gm) / 10 = 2.52 nV/sqrt(Hz)
+    assert "gain -10 V/V" in out and "output 5000 Ohm" in out
+    assert "1/f corner 3.93e+03 Hz" in out
+    assert "white input noise 2.52 nV/sqrt(Hz)" in out
+    assert (tmp_path / "noise.png").stat().st_size > 10_000
