@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from mna.domains import Domain, across_unit, through_unit
@@ -112,6 +112,12 @@ class Circuit:
 
     def domain_of(self, key: str) -> Domain:
         return self.nodes[key].domain
+
+    def with_element(self, element: Element) -> Circuit:
+        """The circuit with `element` added, on nodes it has (an analysis's probe source)."""
+        return replace(
+            self, elements=(*self.elements, element),
+            elements_by_key={**self.elements_by_key, element.name.lower(): element})
 
     def node_name(self, key: str) -> str:
         return GROUND if key == GROUND else self.nodes[key].name

@@ -10,8 +10,6 @@ A: the natural frequencies with the input source in place) and the zeros
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from mna.analysis.statespace import state_space
@@ -30,9 +28,8 @@ def pole_zero(request, circuit) -> TableResult:
     if present:
         probed, name = circuit, present[0].name
     else:
-        source = kind(SOURCE, request.location, (inp, inm), 0.0, 1.0, 0.0, None)
-        probed = dataclasses.replace(circuit, elements=(*circuit.elements, source),
-                                     elements_by_key={**circuit.elements_by_key, SOURCE: source})
+        probed = circuit.with_element(kind(SOURCE, request.location, (inp, inm), 0.0, 1.0,
+                                           0.0, None))
         name = SOURCE
     output = OutputName("V", (outp,) if outm == GROUND else (outp, outm))
     model = state_space(probed, (name,), (output,), tf=True, location=request.location)

@@ -45,10 +45,8 @@ def transfer_function(request, circuit) -> TransferFunctionResult:
     probed = circuit
     if output.kind == "V":   # a through source that drives the output's nodes, worth nothing
         a, b = (*output.keys, GROUND)[:2]
-        probe = ThroughSource(PROBE, request.location, (b, a), 0.0, 0.0, 0.0, None)
-        probed = dataclasses.replace(
-            circuit, elements=(*circuit.elements, probe),
-            elements_by_key={**circuit.elements_by_key, PROBE: probe})
+        probed = circuit.with_element(ThroughSource(PROBE, request.location, (b, a), 0.0, 0.0,
+                                                    0.0, None))
     system = assemble(probed, outputs=(output, at_input))
     equations = Equations(system, circuit.options)
     g = equations.g_data
