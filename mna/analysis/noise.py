@@ -1,15 +1,20 @@
 """``.noise V(out[,ref]) SRC dec|oct|lin n fstart fstop [pts_per_summary]``: SPICE's
 small-signal noise analysis.
 
-About the operating point, every noise source is a current between two unknowns with a
-spectral density ``white + flicker / f`` (A²/Hz): the thermal noise ``4 k T g`` of each
-electrical resistor and series resistance, and the devices' own (`Device.noise`: a
-junction's shot and flicker noise, a transistor's collector and base shot noise, a
-switch's resistance). At each frequency one factorisation of ``G + j w C`` serves two
-solves: with the input source at unity, the gain to the output; and, with the transposed
-matrix, the adjoint ``y = (G + j w C)^-T p`` of the output row `p`, whose difference
-across a source's nodes is that source's transfer to the output. The output noise is the
-sum of ``|y_a - y_b|² S``; the input noise that divided by the squared gain.
+About the operating point, every noise source is a through variable between two
+unknowns with a spectral density ``white + flicker / f^exponent`` (A²/Hz, N²/Hz, ...): the
+thermal noise ``4 k T g`` of each resistor and series resistance, and the devices' own
+(`Device.noise`: a junction's shot and flicker noise, a transistor's collector and base
+shot noise, a switch's resistance). The thermal noise holds in every domain whose across
+times through variable is a power (the fluctuation-dissipation theorem: a damper ``b``
+pushes with a force of density ``4 k T b``, a pipe's resistance passes a flow of ``4 k T /
+R``); the thermal domain's elements are noiseless here.
+
+At each frequency one factorisation of ``G + j w C`` serves two solves: with the input
+source at unity, the gain to the output; and, with the transposed matrix, the adjoint
+``y = (G + j w C)^-T p`` of the output row `p`, whose difference across a source's nodes
+is that source's transfer to the output. The output noise is the sum of ``|y_a - y_b|² S``;
+the input noise that divided by the squared gain.
 
 The totals integrate each source's density as ngspice does: as a power law of frequency
 between neighbouring points, with the gain of the upper point for the input noise. Each
@@ -27,6 +32,7 @@ from mna.analysis.equations import Equations
 from mna.analysis.op import dc_solution, guess
 from mna.assembly import assemble
 from mna.diagnostics import check_dc_topology
+from mna.domains import Domain, across_unit
 from mna.elements.diode import BOLTZMANN, temperatures
 from mna.errors import NetlistError, SingularSystemError
 from mna.results import TableResult
@@ -34,6 +40,7 @@ from mna.results import TableResult
 INTEGRATION_SLOPE = 1e-10   # ngspice's: a log-log slope below it integrates as flat
 SMALLEST_GAIN = 1e-20       # ngspice's: the squared gain that refers noise to the input
 SMALLEST_LOG = 1e-38        # ngspice's: what is taken for 0 before a logarithm
+THERMAL_UNIT = across_unit(Domain.THERMAL)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,8 +122,8 @@ def noise_analysis(request, circuit) -> NoiseResult:
 
 def noise_sources(circuit, system, equations: Equations, x: np.ndarray,
                   location) -> Sources:
-    """Every noise current at the operating point `x` between electrical unknowns; a device
-    kind with no noise model is refused."""
+    """Every noise source at the operating point `x` (between unknowns of the domains that
+    carry power); a device kind with no noise model is refused."""
     temperature, _ = temperatures(circuit)
     names, a, b, white, flicker, exponent = [], [], [], [], [], []
     at = np.append(x, 0.0)   # [-1]: the reference
@@ -151,15 +158,17 @@ def noise_sources(circuit, system, equations: Equations, x: np.ndarray,
             exponent += list(np.broadcast_to(current.exponent, len(device.names)))
     a, b = np.array(a, dtype=int), np.array(b, dtype=int)
     white, flicker, exponent = np.array(white), np.array(flicker), np.array(exponent)
-    electrical = np.array([_electrical(system, i) and _electrical(system, j)
-                           for i, j in zip(a, b)], bool)
-    kept = electrical & ((a >= 0) | (b >= 0)) & ((white != 0) | (flicker != 0))
+    powered = np.array([_powered(system, i) and _powered(system, j) for i, j in zip(a, b)],
+                       bool)
+    kept = powered & ((a >= 0) | (b >= 0)) & ((white != 0) | (flicker != 0))
     return Sources(tuple(n for n, keep in zip(names, kept) if keep), a[kept], b[kept],
                    white[kept], flicker[kept], exponent[kept])
 
 
-def _electrical(system, unknown: int) -> bool:
-    return unknown < 0 or system.units[unknown] == "V"
+def _powered(system, unknown: int) -> bool:
+    """Whether `unknown` is the reference or an across variable whose product with its
+    through variable is a power (every domain but the thermal one)."""
+    return unknown < 0 or system.units[unknown] != THERMAL_UNIT
 
 
 def frequencies(kind: str, points: int, start: float, stop: float,

@@ -1,6 +1,7 @@
 """.noise: output and input noise spectra and their integrals, against closed forms
-(resistor dividers, kT/C of an RC, a junction's shot and flicker noise) and against
-ngspice 39 on the same decks (its tests' bjtnoise.cir among them)."""
+(resistor dividers, kT/C of an RC, a junction's shot and flicker noise, a MEMS proof
+mass's Brownian noise and equipartition, a tank's pressure noise) and against ngspice 39
+on the same decks (its tests' bjtnoise.cir among them)."""
 
 from __future__ import annotations
 
@@ -90,18 +91,46 @@ def test_a_resistor_model_with_kf_adds_flicker_noise():
                        rtol=1e-12)
 
 
-def test_only_electrical_resistors_are_noisy():
-    """A motor loaded by a rotational damper: the armature resistance is the only noise
-    source (the noise of the other domains is not modelled), seen through the impedance at
-    the motor's terminals, which `.tf` gives (the damper reflected through the motor)."""
+def test_a_motor_and_its_damper_are_both_noisy():
+    """A damper b pushes with a force of density 4kTb (the fluctuation-dissipation theorem,
+    as a resistor's 4kT/R): through the motor (ratio n) it is a current 4kT b/n² at its
+    terminals, beside the armature's 4kT/Ra; both seen through the impedance there, which
+    `.tf` gives (Ra || n²/b)."""
     motor = ("motor\nV1 in 0 DC 0 AC 1\nRa in ea 2\nTFm ea 0 rotor 0 0.05\n"
              "Rbm rotor 0 b=1e-3\nCJ rotor 0 J=1e-9\n")
-    result = noise(motor + ".noise V(ea) V1 lin 2 1 2\n")
+    result = noise(motor + ".noise V(ea) V1 lin 2 1 2 1\n")
     (impedance,) = mna.run(mna.read_string(motor + ".tf V(ea) V1\n"))
     seen = impedance["output_impedance_at_V(ea)"]
     assert seen == pytest.approx(2 * 2.5 / 4.5, rel=1e-12)   # Ra || n^2 / b
-    assert np.allclose(result["onoise_spectrum"] ** 2, 4 * BOLTZMANN * KELVIN / 2 * seen**2,
+    assert np.allclose(result["onoise_spectrum"] ** 2,
+                       4 * BOLTZMANN * KELVIN * (1 / 2 + 1e-3 / 0.05**2) * seen**2, rtol=1e-9)
+    assert np.allclose(result["onoise_Rbm_thermal"] ** 2,
+                       4 * BOLTZMANN * KELVIN * 1e-3 / 0.05**2 * seen**2, rtol=1e-9)
+
+
+def test_brownian_noise_of_a_mems_proof_mass():
+    """A mass on a spring and a damper: the force noise referred to the input force is
+    sqrt(4kTb) at every frequency, and the velocity noise over all of them has the
+    equipartition's mean square kT/m."""
+    m, k, b = 1e-9, 1.0, 2e-5
+    result = noise(f"mems\nI1 0 v DC 0 AC 1\nCm v 0 m={m:g}\nRb v 0 b={b:g}\n"
+                   f"Lk v 0 k={k:g}\n.noise V(v) I1 dec 400 1 1e9\n")
+    assert np.allclose(result["inoise_spectrum"], math.sqrt(4 * BOLTZMANN * KELVIN * b),
                        rtol=1e-9)
+    assert result.units["inoise_spectrum"] == "N/sqrt(Hz)"
+    assert result["onoise_total"][-1] ** 2 == pytest.approx(BOLTZMANN * KELVIN / m, rel=1e-4)
+
+
+def test_a_tank_has_the_pressure_noise_of_equipartition_and_heat_is_noiseless():
+    """A fluid capacitance behind a pipe: mean square pressure kT/C (as kT/C of an RC);
+    the same network in the thermal domain makes no noise (not modelled)."""
+    fluid = noise("tank\nI1 0 p DC 0 AC 1\nCt p 0 C=1e-9\nRp p 0 R=1e8\n.domain fluid p\n"
+                  ".noise V(p) I1 dec 100 1e-6 1e9\n")
+    assert fluid["onoise_total"][-1] ** 2 == pytest.approx(BOLTZMANN * KELVIN / 1e-9,
+                                                           rel=1e-4)
+    heat = noise("wall\nI1 0 t DC 0 AC 1\nCt t 0 C=1e-9\nRt t 0 R=1e8\n.domain thermal t\n"
+                 ".noise V(t) I1 dec 1 1 10\n")
+    assert np.all(heat["onoise_spectrum"] == 0)
 
 
 def test_the_jfet_preamp_example_has_the_values_of_its_header():
