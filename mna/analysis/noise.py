@@ -197,17 +197,19 @@ def frequencies(kind: str, points: int, start: float, stop: float,
 
 def interval_power(f0: float, f1: float, n0: np.ndarray, n1: np.ndarray) -> np.ndarray:
     """The integral of each source's density from `f0` to `f1`, given its values `n0` and
-    `n1` there, as ngspice's ``Nintegrate`` takes it: the power law through the two ends
-    (flat where the log-log slope is below `INTEGRATION_SLOPE`, ``1/f`` exactly); infinite
-    where an end is (flicker noise at 0 Hz)."""
-    log_f0, log_f1 = np.log(max(f0, SMALLEST_LOG)), np.log(max(f1, SMALLEST_LOG))
-    log_n0, log_n1 = np.log(np.maximum(n0, SMALLEST_LOG)), np.log(np.maximum(n1, SMALLEST_LOG))
+    `n1` there, as ngspice's ``Nintegrate`` takes it: the power law ``n ~ f^s`` through the
+    two ends, ``(n1 f1 - n0 f0) / (s + 1)`` (flat where the slope is below
+    `INTEGRATION_SLOPE`, ``n1 f1 ln(f1/f0)`` where ``s = -1``); infinite where an end is
+    (flicker noise at 0 Hz). Written without powers of f, which overflow on a resonance's
+    steep flank."""
+    f0, f1 = max(f0, SMALLEST_LOG), max(f1, SMALLEST_LOG)
+    low, high = np.maximum(n0, SMALLEST_LOG), np.maximum(n1, SMALLEST_LOG)
+    span = np.log(f1) - np.log(f0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        slope = (log_n1 - log_n0) / (log_f1 - log_f0)
-        scale = np.exp(log_n1 - slope * log_f1)
+        slope = (np.log(high) - np.log(low)) / span
         power = slope + 1
-        curved = np.where(np.abs(power) < INTEGRATION_SLOPE, scale * (log_f1 - log_f0),
-                          scale * (np.exp(power * log_f1) - np.exp(power * log_f0)) / power)
+        curved = np.where(np.abs(power) < INTEGRATION_SLOPE, high * f1 * span,
+                          (high * f1 - low * f0) / power)
         pieces = np.where(np.abs(slope) < INTEGRATION_SLOPE, n1 * (f1 - f0), curved)
     return np.where(np.isinf(n0) | np.isinf(n1), np.inf, pieces)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.integrate import quad
 
 import mna
 from mna.analysis.noise import frequencies, interval_power
@@ -60,6 +61,12 @@ def test_the_integral_of_a_power_law_is_exact():
         integral = interval_power(f0, f1, np.array([f0**p]), np.array([f1**p]))[0]
         exact = np.log(f1 / f0) if p == -1 else (f1 ** (p + 1) - f0 ** (p + 1)) / (p + 1)
         assert integral == pytest.approx(exact, rel=1e-12), p
+    # the flank of a resonance at 5 kHz: a slope of 98, where f^99 overflows a float
+    f0, f1, n0, n1 = 4786.3, 5011.87, 3.2676e-16, 3.0068e-14
+    slope = math.log(n1 / n0) / math.log(f1 / f0)
+    reference, _ = quad(lambda f: n0 * (f / f0) ** slope, f0, f1, epsrel=1e-12)
+    assert interval_power(f0, f1, np.array([n0]), np.array([n1]))[0] == pytest.approx(
+        reference, rel=1e-9)
 
 
 def test_a_junction_has_shot_and_flicker_noise():
@@ -154,6 +161,16 @@ def test_flicker_noise_at_0_hz_is_infinite_and_so_is_its_integral():
     assert result["onoise_spectrum"][0] == math.inf
     assert np.all(np.isfinite(result["onoise_spectrum"][1:]))
     assert list(result["onoise_total"]) == [0.0, math.inf, math.inf]
+
+
+def test_the_mems_example_has_the_noise_floor_of_its_header():
+    """netlists/mems_accelerometer.net: the force noise sqrt(4kTb) = 5.758e-14 N/sqrt(Hz)
+    flat, an acceleration noise floor of 5.87 ug/sqrt(Hz), finite totals."""
+    (result,) = [r for r in mna.run(mna.read(NETLISTS / "mems_accelerometer.net"))
+                 if r.kind == "noise"]
+    assert np.allclose(result["inoise_spectrum"], 5.758e-14, rtol=1e-3)
+    assert result["inoise_spectrum"][0] / 1e-9 / 9.80665 == pytest.approx(5.87e-6, rel=1e-3)
+    assert np.all(np.isfinite(result["onoise_total"]))
 
 
 def test_frequencies_step_as_ngspice_steps_them():
