@@ -11,6 +11,7 @@ analysis of the factorisation is done once (`mna.linalg.SparseLU`).
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
@@ -91,12 +92,16 @@ class Equations:
         self._linear: OrderedDict[tuple[float, float], tuple] = OrderedDict()
         self.across = np.zeros(size, bool)
         self.across[:system.across_count] = True
-        self._capacitance = _product(system.c)
         self.stores = np.zeros(size, bool)   # equations that hold a charge
         self.stores[system.c.rows[system.c.values != 0]] = True
         for slots in self.devices:
             if slots.device.stores:
                 self.stores[slots.rows] = True
+
+    @functools.cached_property
+    def _capacitance(self):
+        """``x -> C x`` (made on first use: only a transient asks for charges)."""
+        return _product(self.system.c)
 
     # -- the linear part ------------------------------------------------------------------------
     def linear(self, gamma: float = 0.0, shunt: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
