@@ -1,7 +1,7 @@
 """Shared code of the benchmarks that run mna and ngspice side by side on one netlist file.
 
-Not a benchmark itself: `nonlinear_transient.py`, `nonlinear_op.py`, `ac.py`, `large_op.py`
-and `rossler.py` build their cases and hand them to `main`. Each case is one generated
+Not a benchmark itself: `nonlinear_transient.py`, `nonlinear_op.py`, `ac.py`, `noise.py`,
+`large_op.py` and `rossler.py` build their cases and hand them to `main`. Each case is one generated
 netlist file that both tools run unchanged, each as a whole process:
 
 - mna: ``sys.executable -m mna run -q FILE -o DIR``, its CSV outputs read back; mna only
@@ -16,8 +16,8 @@ netlist file that both tools run unchanged, each as a whole process:
 the fastest run, *paired* the median of the rounds' ratios. A run longer than ``--timeout``
 is killed and shown as ``> T``. *max diff* is the largest difference of the compared
 vectors (transient: mna interpolated linearly onto ngspice's time points; op, dc, ac: the
-same points; ac: complex values), *rel. diff* the same over the vector's range (op, ac: the
-largest magnitude; dc, tran: peak to peak).
+same points; ac: complex values), *rel. diff* the same over the vector's range (op, ac,
+noise: the largest magnitude; dc, tran: peak to peak).
 """
 
 from __future__ import annotations
@@ -53,14 +53,14 @@ def _ngspice_module():
 ngspice = _ngspice_module()
 # ngspice's plot name of each analysis
 PLOTS = {"op": "operating point", "dc": "dc transfer characteristic", "ac": "ac analysis",
-         "tran": "transient analysis"}
+         "tran": "transient analysis", "noise": "noise spectral density curves"}
 
 
 @dataclasses.dataclass
 class Case:
     name: str
     text: str                        # the netlist
-    analysis: str                    # "op", "dc", "ac" or "tran"
+    analysis: str                    # "op", "dc", "ac", "tran" or "noise"
     vectors: list[str]               # the saved vectors compared, e.g. ["V(n10)"]
     size: str                        # the "unknowns / points" column
     points: int | None = None        # the points both tools must write (None: not checked)
@@ -178,7 +178,7 @@ def difference(case: Case, ours: pd.DataFrame, theirs: pd.DataFrame) -> tuple[fl
         time_points = theirs["time"].to_numpy()
         inside = time_points <= (case.window if case.window is not None else np.inf)
         time_points = time_points[inside]
-    elif case.analysis in ("dc", "ac") and (
+    elif case.analysis in ("dc", "ac", "noise") and (
             len(ours) != len(theirs)
             or not np.allclose(ours.iloc[:, 0].to_numpy(), theirs.iloc[:, 0].to_numpy(),
                                rtol=1e-9, atol=0)):
@@ -191,7 +191,7 @@ def difference(case: Case, ours: pd.DataFrame, theirs: pd.DataFrame) -> tuple[fl
         else:
             values = ours[vector].to_numpy()
         error = float(np.max(np.abs(values - reference)))
-        if case.analysis in ("op", "ac"):
+        if case.analysis in ("op", "ac", "noise"):
             scale = float(np.max(np.abs(reference)))
         else:
             scale = float(np.ptp(reference))
