@@ -1,7 +1,7 @@
 """.noise: output and input noise spectra and their integrals, against closed forms
 (resistor dividers, kT/C of an RC, a junction's shot and flicker noise, a MEMS proof
 mass's Brownian noise and equipartition, a tank's pressure noise) and against ngspice 39
-on the same decks (its tests' bjtnoise.cir among them)."""
+on the same decks."""
 
 from __future__ import annotations
 
@@ -227,15 +227,16 @@ def test_a_device_without_a_noise_model_is_refused(monkeypatch):
                                 ".noise V(d) V1 dec 1 1 10\n"))
 
 
-BJT_NOISE = """BJT noise (ngspice's examples/various/bjtnoise.cir)
-vcc 4 0 50
-vin 1 0 ac 1
-ccouple 1 2 1
-ibias 0 2 100uA
-rload 4 3 1k
-q1 3 2 0 0 test
-.model test npn kf=1e-20 af=1 bf=100 rb=10 cjc=4e-12
-.noise v(3) vin dec 10 1k 100Meg 1
+BJT_NOISE = """common-emitter stage, base biased by a current through a coupling capacitor
+VCC vcc 0 24
+VIN in 0 DC 0 AC 1
+CIN in b 2u
+IB 0 b 15u
+RC vcc c 4.7k
+Q1 c b e 0 qn
+RE e 0 22
+.model qn npn(bf=150 rb=35 re=0.5 rc=4 kf=3e-16 af=1.2 cjc=3p cje=6p vaf=60)
+.noise V(c) VIN dec 10 100 50Meg 1
 """
 JUNCTIONS = """diode and resistors, ac= on one (its noise is the DC resistance's)
 V1 in 0 DC 2 AC 1
@@ -283,7 +284,7 @@ R3 a 0 20k
 
 @pytest.mark.ngspice
 @pytest.mark.parametrize("deck", [BJT_NOISE, JUNCTIONS, MODULATED, MOSFETS, RESISTOR_FLICKER],
-                         ids=["bjtnoise", "junctions", "modulated_base", "mosfets",
+                         ids=["common_emitter", "junctions", "modulated_base", "mosfets",
                               "resistor_flicker"])
 def test_against_ngspice(deck, ngspice):
     spectra, totals = ngspice.run(deck).plots

@@ -127,25 +127,27 @@ def test_refused_cards_are_located(card, message, column):
     assert caught.value.location.column == column
 
 
-DIFFERENTIAL_PAIR = """differential pair (ngspice's tests/general/diffpair.cir)
-.model qnl npn(level=1 bf=80 rb=100 ccs=2pf tf=0.3ns tr=6ns cje=3pf cjc=2pf va=50)
-.model qnr npn(level=1 bf=80 rb=100 ccs=2pf tf=0.3ns tr=6ns cje=3pf cjc=2pf va=50)
-q1 4 2 6 qnr
-q2 5 3 6 qnl
-rs1 11 2 1k
-rs2 3 1 1k
-rc1 4 8 10k
-rc2 5 8 10k
-q3 7 7 9 qnl
-q4 6 7 9 qnr
-rbias 7 8 20k
-vcm 1 0 dc 0 sin(0 0.1 5meg) ac 1
-vdm 1 11 dc 0 sin(0 0.1 5meg) ac 1
-vcc 8 0 12
-vee 9 0 -12
-.tf v(5) vcm
-.tf v(5,4) vdm
-.tf i(vcc) vdm
+DIFFERENTIAL_PAIR = """emitter-degenerated differential pair with a mirrored tail and a cascode load
+.model qa npn(bf=120 br=2 is=2e-16 rb=60 re=2 rc=15 va=80 cje=1p cjc=0.5p)
+.model qb pnp(bf=60 is=5e-16 rb=40 va=40)
+Q1 c1 b1 e1 qa
+Q2 c2 b2 e2 qa
+RE1 e1 t 220
+RE2 e2 t 220
+Q3 t m vee qa
+Q4 m m vee qa
+RM vcc m 27k
+Q5 c1 c1 vcc qb
+Q6 c2 c1 vcc qb
+RL c2 0 47k
+RB1 in b1 2.2k
+RB2 b2 0 2.2k
+VIN in 0 DC 0 AC 1
+VCC vcc 0 9
+VEE vee 0 -9
+.tf V(c2) VIN
+.tf V(c2,c1) VIN
+.tf I(VCC) VIN
 """
 
 
@@ -154,7 +156,7 @@ vee 9 0 -12
                                   DIVIDER + ".tf V(out) V1\n.tf V(out,a) V1\n",
                                   DIVIDER.replace("V1 in 0 DC 1", "I1 0 a DC 1m")
                                   + ".tf V(a) I1\n"],
-                         ids=["diffpair", "divider", "current_source"])
+                         ids=["differential_pair", "divider", "current_source"])
 def test_against_ngspice(deck, ngspice):
     plots = [{name[2:-1]: value for name, value in zip(plot.variables, plot.data.iloc[0])}
              for plot in ngspice.run(deck).plots]
