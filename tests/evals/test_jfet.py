@@ -68,10 +68,19 @@ def test_refused_lines_are_located(line, message):
 
 
 def test_fc_above_its_limit_is_held_there_with_a_warning(caplog):
+    """With the gate forward of FC PB the capacitance depends on FC: 0.99 gives what 0.95
+    gives, not what 0.99 would."""
+    def gate_current(fc: float) -> complex:
+        (ac,) = mna.run(mna.read_string(
+            f"j\nVD d 0 1\nVG g 0 DC 0.58 AC 1\nJ1 d g 0 jx\n"
+            f".model jx NJF(cgs=1p pb=0.6 is=1e-20 fc={fc:g})\n.ac lin 1 1Meg 1Meg\n"))
+        return complex(np.asarray(ac["I(VG)"])[0])
+
     with caplog.at_level(logging.WARNING):
-        mna.run(mna.read_string("j\nVD d 0 1\nVG g 0 0\nJ1 d g 0 jx\n"
-                                ".model jx NJF(cgs=1p fc=0.99)\n.op\n"))
+        limited = gate_current(0.99)
     assert "FC = 0.99 limited to 0.95" in caplog.text
+    assert limited == gate_current(0.95)
+    assert abs(limited - gate_current(0.9)) > 1e-3 * abs(limited)
 
 
 CURVES = """N and P channel curves: area, m, RD, RS, the tail B, gate current where forward

@@ -108,7 +108,9 @@ def test_stepped_tables_stack():
     assert list(table["r4"]) == [1e3] * 3 + [3e3] * 3
     gains = [value for name, value in zip(table["name"], table["value"])
              if name == "transfer_function"]
-    assert gains[1] > gains[0]
+    for gain, r4 in zip(gains, (1e3, 3e3)):
+        ra = 2e3 * (500 + r4) / (2.5e3 + r4)        # R2 || (R3 + R4), seen from node a
+        assert gain == pytest.approx(ra / (1e3 + ra) * r4 / (500 + r4), rel=1e-12)
 
 
 @pytest.mark.parametrize("card, message, column", [
