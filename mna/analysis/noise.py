@@ -35,6 +35,7 @@ from mna.diagnostics import check_dc_topology
 from mna.domains import Domain, across_unit
 from mna.elements.diode import BOLTZMANN, temperatures
 from mna.errors import NetlistError, SingularSystemError
+from mna.netlist.requests import check_count
 from mna.results import TableResult
 
 INTEGRATION_SLOPE = 1e-10   # ngspice's: a log-log slope below it integrates as flat
@@ -81,7 +82,11 @@ def noise_analysis(request, circuit) -> NoiseResult:
     total = np.empty(len(f))          # the output's density at each frequency
     power = np.zeros(len(f))          # its integral over the interval up to each frequency
     gain_squared = np.empty(len(f))
-    shares = np.empty((len(sources.names), len(f))) if request.shares else None
+    shares = None
+    if request.shares:   # a column per source: as many values as a table of that many rows
+        check_count(len(sources.names) * len(f), ".noise (each source's share at each "
+                    "frequency)", circuit, request.location)
+        shares = np.empty((len(sources.names), len(f)))
     previous = None
     for k, fk in enumerate(f):
         jw = 2j * np.pi * fk

@@ -216,6 +216,16 @@ def test_a_saturated_mosfet_has_channel_thermal_and_flicker_noise():
                        rtol=1e-6)
 
 
+def test_shares_beyond_maxpoints_are_refused_before_the_sweep():
+    """Each source's share is a column: sources times frequencies values, bounded as a
+    table's rows are."""
+    with pytest.raises(mna.NetlistError, match=r"asks for 6 points, more than maxpoints=5") \
+            as caught:
+        mna.run(mna.read_string("r\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nR2 out 0 1k\n"
+                                ".options maxpoints=5\n.noise V(out) V1 lin 3 1 3 1\n"))
+    assert caught.value.location.line == 6
+
+
 def test_a_device_without_a_noise_model_is_refused(monkeypatch):
     from mna.elements.device import Device
     from mna.elements.mosfet import Mosfets
