@@ -75,8 +75,7 @@ def noise_analysis(request, circuit) -> NoiseResult:
     unit[names.index(source.name)] = 1.0
     drive = system.b.product(unit)
     direct = system.r.product(unit)[0]
-    row = np.zeros(system.size, complex)
-    np.add.at(row, system.p.cols, system.p.values)
+    row = system.p.dense()[0]   # the output as a combination of the unknowns
     f = frequencies(request.sweep, request.points, request.start, request.stop,
                     circuit.options.reltol)
     total = np.empty(len(f))          # the output's density at each frequency
