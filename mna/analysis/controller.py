@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -166,6 +167,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
     h = policy.first
+    start_checked, start_estimate = True, 0.0   # the run's first step's error estimate
     if policy.adaptive:   # no truncation error checks the first step: ngspice's, a hundredth
         h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # of the way to a corner
 
@@ -254,10 +256,17 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     f"the solution is not finite at t = {t_new:.6g} s (it grows without bound, "
                     "or the step met a singular matrix)")
             allowed = h * GROWTH
-            if policy.adaptive and len(times) >= use.order + 1:
-                allowed = min(allowed, truncation_step(
+            starting = len(times) == 1 and t == 0.0 and use.order == 1 and start_checked
+            if policy.adaptive and (len(times) >= use.order + 1 or starting):
+                estimate = truncation_step(
                     use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
-                    policy.tolerances, solver.stores))
+                    policy.tolerances, solver.stores, starting=starting)
+                if starting:   # a consistent start's estimate holds as the step shrinks; the
+                    # jump of an inconsistent one does not shrink: that step is taken as is
+                    start_checked = estimate >= start_estimate / RETRY_SHRINK
+                    start_estimate = estimate
+                    estimate = estimate if start_checked else math.inf
+                allowed = min(allowed, estimate)
                 if allowed == 0.0:   # the charges' differences overflow, the points do not yet
                     raise SingularSystemError(
                         f"the solution grows without bound at t = {t_new:.6g} s (its largest "

@@ -96,21 +96,28 @@ def method(name: str) -> LinearMultistep:
 
 # -- local truncation error -------------------------------------------------------------------
 
-def divided_difference(times: list[float], points: list[np.ndarray]) -> np.ndarray:
+def divided_difference(times: list[float], points: list[np.ndarray],
+                       rate: np.ndarray | None = None) -> np.ndarray:
     """The highest divided difference ``x[t_0, ..., t_m]`` of the points (oldest first), by
     the table of lower differences, each level made in place over the one before (the
-    differences are taken before they are scaled, so a common offset cancels exactly)."""
+    differences are taken before they are scaled, so a common offset cancels exactly).
+    With `rate`, the first two points are one (``t_0 = t_1``) and `rate` is the derivative
+    there (Hermite's confluent difference ``x[t_0, t_0] = x'(t_0)``)."""
     table = [np.array(p, dtype=float) for p in points]
     m = len(points) - 1
     for level in range(1, m + 1):
         for i in range(m - level + 1):
+            if level == 1 and i == 0 and rate is not None:
+                table[0] = np.array(rate, dtype=float)
+                continue
             np.subtract(table[i + 1], table[i], out=table[i])
             table[i] /= times[i + level] - times[i]
     return table[0]
 
 
 def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[np.ndarray],
-                    flows: list[np.ndarray], tolerances, stores: np.ndarray) -> float:
+                    flows: list[np.ndarray], tolerances, stores: np.ndarray,
+                    starting: bool = False) -> float:
     """The step the truncation error allows after the newest point, as ngspice estimates it.
 
     The error of a step of order p in the charges ``Q`` is taken as the error constant times
@@ -119,13 +126,18 @@ def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[n
     reltol max|Q'|`` or ``reltol max(|Q|, chgtol) / h``, whichever is larger.
     `tolerances` is ``(reltol, abstol, chgtol, trtol)``; `charges` and `flows` (``Q'``) run
     oldest first; `stores` marks the equations that hold a charge (no other is estimated).
+    A run's first step (`starting`: two points, the first with the rates of a consistent
+    start) is estimated with the first point taken twice, its rate the derivative there.
     The estimate runs over whole vectors in place and leaves the others out at the end, so a
     step costs a few passes over the unknowns and no copies of the history.
     """
     reltol, abstol, chgtol, trtol = tolerances
     p = scheme.order
     h = times[-1] - times[-2]
-    error = divided_difference(times[-(p + 2):], charges[-(p + 2):])
+    if starting:
+        error = divided_difference([times[0], *times], [charges[0], *charges], flows[0])
+    else:
+        error = divided_difference(times[-(p + 2):], charges[-(p + 2):])
     np.abs(error, out=error)
     error *= abs(scheme.error_constant)
     np.maximum(error, abstol, out=error)

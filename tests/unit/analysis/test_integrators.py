@@ -56,6 +56,15 @@ def test_divided_difference_cancels_a_large_common_part_exactly():
     assert abs(divided_difference(times, points)[0] - float(exact)) < 1e-12 * abs(float(exact))
 
 
+def test_a_confluent_divided_difference_takes_the_rate_at_the_doubled_point():
+    """x = 1 + 3 t - 2 t^2: x[0, 0, h] is the t^2 coefficient whatever h, from x(0), x'(0)
+    and x(h) (Hermite's difference, which checks a run's first step)."""
+    for h in (1e-6, 0.1, 3.0):
+        points = [np.array([1.0]), np.array([1.0]), np.array([1 + 3 * h - 2 * h * h])]
+        got = divided_difference([0.0, 0.0, h], points, rate=np.array([3.0]))
+        assert abs(got[0] + 2) < 1e-9 * max(1, 1 / h)
+
+
 def test_truncation_step_of_a_cubic_charge_leaves_out_equations_without_charge():
     """Q = 2 t^3 has the third divided difference 2 at any points, so the trapezoidal rule's
     error is 2/12 per unit of time, against the tolerance of the larger of its last rates
