@@ -162,6 +162,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     accept(0.0, x0, False)
     starter = method(scheme.starter) if scheme.starter else scheme
     t, since_restart, next_target = 0.0, 0, 0
+    previous = 0.0         # the last step taken (as the method took it)
     restart_from = 0.0     # a fixed run's grid time where its last restart began
     resume = 0.0           # the step to take after an event's short steps
     settling = 0           # short steps still to take after an event
@@ -180,7 +181,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     def attempt(use: LinearMultistep, h: float, t_new: float, landing: bool) -> _Step:
         """The step of `use` from t to `t_new` (raises `NewtonFailure`); one that lands on a
         breakpoint sees the sources' values before it."""
-        alpha, beta = use.coefficients(h / (times[-1] - times[-2]) if len(times) > 1 else 1.0)
+        alpha, beta = use.coefficients(h / previous if len(times) > 1 else 1.0)
         applied = drive(t_new, before=landing and t_new in corners)
         if use.explicit:    # Q_n = -sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j}) / alpha_0
             past = _combination(alpha, beta, h, -1.0 / alpha[0], charges, flows)
@@ -244,7 +245,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     t_new = restart_from + end * (t_new - restart_from)
                 landing = abs(target - t_new) <= 1e-9 * policy.hmax
                 t_new = target if landing else t_new
-                h = t_new - t
+                h = _nominal(t_new - t, policy.hmax)
             attempts += 1
             try:
                 step = attempt(use, h, t_new, landing)
@@ -406,6 +407,15 @@ def _targets(breakpoints: np.ndarray, tstop: float, policy: Policy) -> np.ndarra
     if len(inside):
         inside = inside[np.r_[True, np.diff(inside) > policy.hmin]]
     return np.r_[inside, tstop, np.inf]
+
+
+def _nominal(step: float, hmax: float) -> float:
+    """A fixed run's step as its method takes it: within round-off of a quarter of the grid
+    step (the grid's times differ in their last digits), that fraction exactly, so that every
+    step of one size is one and the same (its factors were made for it)."""
+    quarters = round(4 * step / hmax)
+    return quarters * hmax / 4 if quarters and abs(step - quarters * hmax / 4) <= 1e-9 * hmax \
+        else step
 
 
 def _on_grid(t: float, h: float) -> bool:

@@ -88,11 +88,12 @@ class LinearSteps(_Steps):
         return found
 
     def _system(self, gamma: float) -> Factors:
-        """The factors of ``gamma C + G`` (``C`` for an infinite `gamma`)."""
-        key = float(f"{gamma:.12g}")   # steps of one size differ in their last digits
+        """The factors of ``gamma C + G`` (``C`` for an infinite `gamma`), or of the first
+        `gamma` equal to it in 12 digits (steps landing on breakpoints of one period differ
+        in their last digits)."""
         eq = self.equations
-        return self._factored(key, lambda: eq.c_data.copy() if math.isinf(key)
-                              else eq.g_data + key * eq.c_data)
+        return self._factored(float(f"{gamma:.12g}"), lambda: eq.c_data.copy()
+                              if math.isinf(gamma) else eq.g_data + gamma * eq.c_data)
 
     def step(self, gamma, rhs, predict, previous, time):
         return self._system(gamma).solve_in_place(rhs)

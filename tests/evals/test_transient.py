@@ -295,6 +295,20 @@ def test_the_first_step_keeps_to_the_tolerances():
     assert np.max(error) < 2e-4
 
 
+@pytest.mark.parametrize("control", ["adaptive", "fixed"])
+@pytest.mark.parametrize("name", ["be", "trap", "gear2"])
+def test_a_capacitor_nothing_drains_keeps_its_charge_to_round_off(name, control):
+    """C2 holds 432.535 V and nothing drains it, while an RC beside it sets the steps: each
+    step's matrix is that of its own step size exactly (the factors of a size were made for
+    one 12-digit rounding of it; the steps' history used the exact size, and the charge
+    drifted by up to 5e-9 V over 2000 steps)."""
+    frame = transient(mna.read_string(
+        "charge\nV1 in 0 SIN(0 1 50)\nR1 in a 1k\nC1 a 0 10u IC=0\nC2 b 0 27.2163u IC=432.535\n"
+        f"R2 b 0 1e30\n.options method={name} stepcontrol={control}\n.tran 0.1m 0.2 uic\n"
+    )).to_dataframe()
+    assert np.max(np.abs(frame["V(b)"] - 432.535)) < 1e-11
+
+
 def test_inconsistent_uic_start_settles_at_once():
     """C1 sits across V1 with IC=0 against its 1 V: the first step must take the algebraic
     unknowns to the consistent state, not ring around it (it used to: +-3000 A)."""
