@@ -6,7 +6,7 @@ inertances and stiffnesses, fixed potentials and sinusoidal sources) against
 Each network is drawn from its seed and written twice, as a netlist and as the rates
 ``C dV/dt = sum of inflows`` plus an internal state per spring or inertance, so a wrong stamp,
 sign, law or step shows as a difference. They found the unchecked first step (a node cooling
-by radiation at 3000 K/s was 7 K off after it) and the drift of a charge that nothing drains.
+by radiation at 3000 K/s was 7 K off after it).
 """
 
 from __future__ import annotations
