@@ -169,8 +169,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     attempted = 0.0        # the step in which the last event was located
     h = policy.first
     start_checked, start_estimate = True, 0.0   # the run's first step's error estimate
-    if policy.adaptive:   # no truncation error checks the first step: ngspice's, a hundredth
-        h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # of the way to a corner
+    if policy.adaptive:   # ngspice's first step, a hundredth of the way to a corner (the
+        h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # error may shorten it)
 
     def predict(h: float):
         """The last two points extrapolated a step `h` on (Newton's starting point)."""
@@ -414,8 +414,9 @@ def _nominal(step: float, hmax: float) -> float:
     step (the grid's times differ in their last digits), that fraction exactly, so that every
     step of one size is one and the same (its factors were made for it)."""
     quarters = round(4 * step / hmax)
-    return quarters * hmax / 4 if quarters and abs(step - quarters * hmax / 4) <= 1e-9 * hmax \
-        else step
+    if quarters and abs(step - quarters * hmax / 4) <= 1e-9 * hmax:
+        return quarters * hmax / 4
+    return step
 
 
 def _on_grid(t: float, h: float) -> bool:
