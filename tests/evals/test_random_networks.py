@@ -55,6 +55,10 @@ class Draw:
     def pick(self, choices):
         return choices[int(self.rng.integers(len(choices)))]
 
+    def links(self, net: Network) -> range:
+        """Indices of the elements to draw: at least one per node, some more."""
+        return range(len(net.nodes) + int(self.rng.integers(0, len(net.nodes) + 2)))
+
     def pair(self, net: Network, fixed: bool = True) -> tuple[str, str]:
         ends = [*net.nodes, *(net.fixed if fixed else ())]
         a = self.pick(list(net.nodes))
@@ -68,13 +72,11 @@ def thermal(draw: Draw) -> Network:
         net.nodes[f"t{k}"] = (draw.log(1, 100), draw.uniform(250, 900))
     if draw.rng.random() < 0.6:
         net.fixed["amb"] = draw.uniform(200, 400)
-    for k in range(len(net.nodes) + int(draw.rng.integers(0, len(net.nodes) + 2))):
+    for k in draw.links(net):
         a, b = draw.pair(net)
         kind = draw.pick(["R", "radiation", "convection"])
         if kind == "R":
-            r = draw.log(0.1, 10)
-            net.lines.append(f"R{k} {a} {b} R={r}")
-            net.elements.append((a, b, lambda va, vb, s, r=r: (va - vb) / r))
+            resistor(net, k, a, b, draw.log(0.1, 10))
         elif kind == "radiation":
             eps, area = draw.uniform(0.1, 1), draw.log(0.01, 1)
             net.lines += [f"R{k} {a} {b} rad{k}", f".model rad{k} radiation(eps={eps} area={area})"]
@@ -97,13 +99,11 @@ def fluid(draw: Draw) -> Network:
         net.nodes[f"p{k}"] = (draw.log(1e-10, 1e-8), draw.uniform(0, 3e5))
     if draw.rng.random() < 0.7:
         net.fixed["supply"] = draw.uniform(0, 4e5)
-    for k in range(len(net.nodes) + int(draw.rng.integers(0, len(net.nodes) + 2))):
+    for k in draw.links(net):
         a, b = draw.pair(net)
         kind = draw.pick(["R", "orifice", "I"])
         if kind == "R":
-            r = draw.log(1e8, 1e11)
-            net.lines.append(f"R{k} {a} {b} R={r}")
-            net.elements.append((a, b, lambda va, vb, s, r=r: (va - vb) / r))
+            resistor(net, k, a, b, draw.log(1e8, 1e11))
         elif kind == "orifice":
             cd, area, rho, dpl = (draw.uniform(0.5, 0.9), draw.log(1e-7, 1e-5),
                                   draw.uniform(800, 1200), draw.log(10, 1e4))
@@ -126,7 +126,7 @@ def translational(draw: Draw) -> Network:
     net = Network("translational", "m")
     for k in range(int(draw.rng.integers(1, 4))):
         net.nodes[f"m{k}"] = (draw.log(0.1, 10), draw.uniform(-2, 2))
-    for k in range(len(net.nodes) + int(draw.rng.integers(0, len(net.nodes) + 2))):
+    for k in draw.links(net):
         a, b = draw.pair(net, fixed=False)
         kind = draw.pick(["k", "b", "spring", "friction"])
         if kind == "k":
@@ -157,6 +157,11 @@ def translational(draw: Draw) -> Network:
     sources(draw, net, level=(-1, 1), amplitude=(0, 5), frequency=(0.1, 5))
     net.tstop = draw.log(0.5, 2)
     return net
+
+
+def resistor(net: Network, k: int, a: str, b: str, resistance: float) -> None:
+    net.lines.append(f"R{k} {a} {b} R={resistance}")
+    net.elements.append((a, b, lambda va, vb, s: (va - vb) / resistance))
 
 
 def sources(draw: Draw, net: Network, level, amplitude, frequency) -> None:
