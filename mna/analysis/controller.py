@@ -168,7 +168,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
     h = policy.first
-    start_checked, start_estimate = True, 0.0   # the run's first step's error estimate
+    start_checked, start_estimate, start_step = True, 0.0, 1.0   # of the run's first step
     if policy.adaptive:   # ngspice's first step, a hundredth of the way to a corner (the
         h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # error may shorten it)
 
@@ -257,15 +257,18 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     f"the solution is not finite at t = {t_new:.6g} s (it grows without bound, "
                     "or the step met a singular matrix)")
             allowed = h * GROWTH
-            starting = len(times) == 1 and t == 0.0 and use.order == 1 and start_checked
+            starting = (len(times) == 1 and t == 0.0 and use.order == 1 and not use.explicit
+                        and start_checked)
             if policy.adaptive and (len(times) >= use.order + 1 or starting):
                 estimate = truncation_step(
                     use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
                     policy.tolerances, solver.stores, starting=starting)
-                if starting:   # a consistent start's estimate holds as the step shrinks; the
-                    # jump of an inconsistent one does not shrink: that step is taken as is
-                    start_checked = estimate >= start_estimate / RETRY_SHRINK
-                    start_estimate = estimate
+                if starting:   # the step a consistent start allows holds as the step shrinks;
+                    # where the start's rates are off (a source's slope forced through a
+                    # capacitor) or it jumps, it shrinks with the step: that step is taken
+                    start_checked = (estimate >= policy.hmin and estimate
+                                     >= start_estimate * math.sqrt(h / start_step))
+                    start_estimate, start_step = estimate, h
                     estimate = estimate if start_checked else math.inf
                 allowed = min(allowed, estimate)
                 if allowed == 0.0:   # the charges' differences overflow, the points do not yet
