@@ -67,6 +67,7 @@ class LinearSteps(_Steps):
         super().__init__(equations)
         self.hmax = hmax
         self._factors: OrderedDict[float, Factors] = OrderedDict()
+        self._made_for: dict[float, float] = {}   # the gamma of the factors kept by each key
         self.factorizations = 0
 
     def step_size(self, h: float) -> float:
@@ -87,19 +88,30 @@ class LinearSteps(_Steps):
             self._factors.move_to_end(key)
         return found
 
-    def _system(self, gamma: float) -> Factors:
+    def _system(self, gamma: float) -> tuple[Factors, float]:
         """The factors of ``gamma C + G`` (``C`` for an infinite `gamma`), or of the first
         `gamma` equal to it in 12 digits (steps landing on breakpoints of one period differ
-        in their last digits)."""
+        in their last digits), and the `gamma` they were made for."""
+        key = float(f"{gamma:.12g}")
         eq = self.equations
-        return self._factored(float(f"{gamma:.12g}"), lambda: eq.c_data.copy()
-                              if math.isinf(gamma) else eq.g_data + gamma * eq.c_data)
+
+        def matrix():
+            self._made_for[key] = gamma
+            return eq.c_data.copy() if math.isinf(gamma) else eq.g_data + gamma * eq.c_data
+        return self._factored(key, matrix), self._made_for[key]
 
     def step(self, gamma, rhs, predict, previous, time):
-        return self._system(gamma).solve_in_place(rhs)
+        """The solution with the kept factors, refined once where they were made for a
+        `gamma` that differs in its last digits (else what nothing drains would drift)."""
+        factors, made_for = self._system(gamma)
+        x = factors.solve_in_place(rhs)
+        if made_for != gamma:   # (made_for C + G) x = rhs, so (gamma C + G) x = rhs - r
+            eq = self.equations
+            x += factors.solve_in_place((made_for - gamma) * eq.product(eq.c_data, x))
+        return x
 
     def explicit_step(self, charge, time):
-        return self._system(math.inf).solve(charge)
+        return self._system(math.inf)[0].solve(charge)
 
 
 class ModalSteps(LinearSteps):
