@@ -163,7 +163,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     starter = method(scheme.starter) if scheme.starter else scheme
     t, since_restart, next_target = 0.0, 0, 0
     previous = 0.0         # the last step taken (as the method took it)
-    restart_from = 0.0     # a fixed run's grid time where its last restart began
+    restart_from = 0.0     # a fixed run's last grid time
+    restart_at = 0.0       # and where its last restart began (an event's time is off the grid)
     resume = 0.0           # the step to take after an event's short steps
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
@@ -242,7 +243,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 if scheme.starter and since_restart < len(FIXED_RESTART):
                     end, name = FIXED_RESTART[since_restart]
                     use = method(name)
-                    t_new = restart_from + end * (t_new - restart_from)
+                    t_new = restart_at + end * (t_new - restart_at)
                 landing = abs(target - t_new) <= 1e-9 * policy.hmax
                 t_new = target if landing else t_new
                 h = _nominal(t_new - t, policy.hmax)
@@ -348,7 +349,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 if _on_grid(t, policy.hmax):
                     restart_from = t
                 if corner and since_restart >= len(FIXED_RESTART):   # not within a restart
-                    since_restart = 0
+                    since_restart, restart_at = 0, t
     log.info("transient: %d steps accepted, %d rejected by the truncation error, %d retried "
              "after Newton failed, %d switching events", stats.accepted, stats.rejected,
              stats.failed, stats.events)

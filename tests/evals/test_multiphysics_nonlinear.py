@@ -54,6 +54,18 @@ def test_a_sliding_mass_stops_where_coulomb_friction_says_and_stays_stuck():
     assert len(time[time > stop]) > 10
 
 
+@pytest.mark.parametrize("speed", [2.0025, 2.0037])
+def test_a_fixed_step_run_restarts_from_the_stop_it_located(speed):
+    # v = speed - t until the stop at t = speed, off the 10 ms grid: the restart's short steps
+    # go from the stop to the next grid time (they went from the grid time before the stop:
+    # a step backwards at 2.0037, a "chatter" at 2.0025, a quarter of the grid step)
+    time, frame = transient(f"slide\n.domain translational v\nCm v 0 m=1 IC={speed}\n"
+                            "Rf v 0 brake\n.model brake friction(fc=1)\n"
+                            ".options stepcontrol=fixed\n.tran 0.01 4\n")
+    assert np.allclose(time, np.arange(401) * 0.01, rtol=0, atol=1e-12)
+    assert np.max(np.abs(frame["V(v)"] - np.maximum(speed - time, 0))) < 1e-12
+
+
 def test_a_mass_on_a_spring_stops_and_turns_back_at_once_until_friction_holds_it():
     # m = 1, k = 100 (omega = 10), fc = fs = 1, from x = 0 at 1 m/s: each half swing runs
     # about -s fc/k and turns where v = 0, at t1 + n pi/10, the spring pulling harder than fs
