@@ -40,9 +40,9 @@ FIRST_FRACTION = 0.1    # of the step a restart would take, for the run's first 
 # is inconsistent there (an impulse through an inductor whose current a source's derivative
 # forces), the second gives rates of the new path, from which the trapezoidal rule goes on
 STARTER_STEPS = 2
-# a fixed-step run's restart: where each of its steps ends, as a fraction of the grid step,
-# and its method: two backward-Euler quarter steps, then a trapezoidal half step, all on the
-# matrix of the trapezoidal rule's full step (backward Euler damps what the corner excites)
+# a fixed-step run's restart: where each of its steps ends, as a fraction of the way to the
+# next grid time, and its method: two backward-Euler quarter steps, then a trapezoidal half
+# step, all three on one matrix (backward Euler damps what the corner excites)
 FIXED_RESTART = ((0.25, "be"), (0.5, "be"), (1.0, "trap"))
 EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign is located
 # after an event, two backward-Euler steps of this fraction of the restart step, too short

@@ -65,6 +65,19 @@ def test_a_confluent_divided_difference_takes_the_rate_at_the_doubled_point():
         assert abs(got[0] + 2) < 1e-9 * max(1, 1 / h)
 
 
+def test_the_first_step_is_estimated_from_the_rate_at_the_start():
+    """Q = 1 + 3 t - 2 t^2 from t = 0 (rate 3) to h by backward Euler: x[0, 0, h] = -2, so
+    the error is 1/2 * 2 per unit of time against the larger tolerance of the two points."""
+    h = 0.01
+    charges = [np.array([1.0]), np.array([1 + 3 * h - 2 * h * h])]
+    flows = [np.array([3.0]), np.array([3 - 2 * h])]     # backward Euler's: (Q1 - Q0) / h
+    reltol, abstol, chgtol, trtol = 1e-3, 1e-12, 1e-14, 7.0
+    allowed = truncation_step(METHODS["be"], [0.0, h], charges, flows,
+                              (reltol, abstol, chgtol, trtol), np.array([True]), starting=True)
+    tolerance = max(abstol + reltol * 3, reltol * float(charges[1][0]) / h)
+    assert abs(allowed - trtol * tolerance / (0.5 * 2)) < 1e-9 * allowed
+
+
 def test_truncation_step_of_a_cubic_charge_leaves_out_equations_without_charge():
     """Q = 2 t^3 has the third divided difference 2 at any points, so the trapezoidal rule's
     error is 2/12 per unit of time, against the tolerance of the larger of its last rates
