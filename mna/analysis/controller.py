@@ -246,7 +246,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     t_new = restart_at + end * (t_new - restart_at)
                 landing = abs(target - t_new) <= 1e-9 * policy.hmax
                 t_new = target if landing else t_new
-                h = _nominal(t_new - t, policy.hmax)
+                h = _nominal(t_new - t, t_new, policy.hmax)
             attempts += 1
             try:
                 step = attempt(use, h, t_new, landing)
@@ -413,12 +413,13 @@ def _targets(breakpoints: np.ndarray, tstop: float, policy: Policy) -> np.ndarra
     return np.r_[inside, tstop, np.inf]
 
 
-def _nominal(step: float, hmax: float) -> float:
-    """A fixed run's step as its method takes it: within round-off of a quarter of the grid
-    step (the grid's times differ in their last digits), that fraction exactly, so that every
-    step of one size is one and the same (its factors were made for it)."""
+def _nominal(step: float, end: float, hmax: float) -> float:
+    """A fixed run's step to `end` as its method takes it: within the round-off of `end` of
+    a quarter of the grid step (the grid's times differ in their last digits), that fraction
+    exactly, so that every step of one size is one and the same (its factors were made for
+    it)."""
     quarters = round(4 * step / hmax)
-    if quarters and abs(step - quarters * hmax / 4) <= 1e-9 * hmax:
+    if quarters and abs(step - quarters * hmax / 4) <= 8 * np.spacing(max(abs(end), hmax)):
         return quarters * hmax / 4
     return step
 
