@@ -83,7 +83,8 @@ class LinearSteps(_Steps):
             found = self._factors[key] = self.equations.factor(data())
             self.factorizations += 1
             if len(self._factors) > CACHE:
-                self._factors.popitem(last=False)
+                evicted, _ = self._factors.popitem(last=False)
+                self._made_for.pop(evicted, None)
         else:
             self._factors.move_to_end(key)
         return found
