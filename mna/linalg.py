@@ -35,6 +35,7 @@ ANALYSES = 8              # symbolic analyses kept per process: the patterns of 
 REFACTOR_RCOND_DROP = 1e-3
 BACKWARD_ERROR = 1e-12
 REFACTOR_MIN = 100   # unknowns: below, a fresh factorisation costs no more than that check
+DENSE_MAX = 64       # unknowns: up to here a matrix solved once is solved dense (LAPACK's LU)
 SUBNORMAL_SCALE = np.finfo(float).tiny / np.finfo(float).eps   # about 1e-292
 
 Order = Literal["amd", "dissection"]
@@ -137,7 +138,11 @@ class SparseLU:
         KLU has ``klu_refactor``, the factors of the last call are remade in their pivot
         order while its pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search
         for pivots, and the solution's componentwise backward error is checked: beyond
-        `BACKWARD_ERROR` the order no longer serves, and the matrix is factored afresh."""
+        `BACKWARD_ERROR` the order no longer serves, and the matrix is factored afresh.
+        Up to `DENSE_MAX` unknowns, whatever the backend, LAPACK's dense LU (partial
+        pivoting) solves: a sparse factorisation's set-up costs more there than the work."""
+        if self.size <= DENSE_MAX:
+            return self._dense_solve(data, rhs)
         if self.size < REFACTOR_MIN or self.backend != "klu" or not klu.library().refactors:
             return self.factor(data).solve(rhs)
         self.factorizations += 1
@@ -154,15 +159,32 @@ class SparseLU:
         self._refactored = numeric
         return solution
 
+    def _dense_solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """LAPACK's solution (which, unlike KLU's, can be finite for a matrix that is not)."""
+        self.factorizations += 1
+        matrix = np.zeros((self.size, self.size), dtype=np.result_type(data, float))
+        matrix[self.indices, self._entry_columns()] = data
+        try:
+            solution = np.linalg.solve(matrix, rhs)
+        except np.linalg.LinAlgError:
+            raise self._singular(data) from None
+        if not (np.all(np.isfinite(solution)) and np.all(np.isfinite(data))):
+            raise self._singular(data)
+        return solution
+
+    def _entry_columns(self) -> np.ndarray:
+        """Each entry's column (the pattern's ``indptr`` expanded)."""
+        if self._columns is None:
+            self._columns = np.repeat(np.arange(self.size), np.diff(self.indptr))
+        return self._columns
+
     def backward_error(self, data: np.ndarray, x: np.ndarray, rhs: np.ndarray) -> float:
         """``max |rhs - A x| / (|A| |x| + |rhs|)`` over the equations (Oettli and Prager's
         componentwise backward error; infinite for a solution that is not finite). A scale
         in the subnormal range counts as `SUBNORMAL_SCALE`: there a residual of round-off
         is no error (the far end of a long ladder decays to such values)."""
-        if self._columns is None:
-            self._columns = np.repeat(np.arange(self.size), np.diff(self.indptr))
         with np.errstate(over="ignore", invalid="ignore"):
-            terms = data * x[self._columns]
+            terms = data * x[self._entry_columns()]
             residual = np.abs(rhs - _row_sums(self.indices, terms, self.size))
             scale = np.bincount(self.indices, np.abs(terms), self.size) + np.abs(rhs)
         if not np.all(np.isfinite(residual)):

@@ -120,8 +120,10 @@ REFACTORS = pytest.mark.skipif(not (linalg.klu_available() and linalg.klu.librar
 
 @pytest.fixture
 def refactoring_small_matrices(monkeypatch):
-    """Refactorisation from the smallest size (`REFACTOR_MIN` is a rule of cost)."""
+    """Refactorisation from the smallest size (`REFACTOR_MIN` and `DENSE_MAX` are rules of
+    cost)."""
     monkeypatch.setattr(linalg, "REFACTOR_MIN", 0)
+    monkeypatch.setattr(linalg, "DENSE_MAX", -1)
 
 
 @pytest.mark.usefixtures("refactoring_small_matrices")
@@ -208,3 +210,37 @@ def test_the_componentwise_backward_error_of_a_solution():
     # a subnormal equation's round-off is no error: its scale counts as SUBNORMAL_SCALE
     tiny = np.array([1.0, 1e-310])
     assert lu.backward_error(np.array([1.0, 0.0, 0.0, 1.0]), tiny, tiny + [0, 5e-324]) < 1e-30
+
+
+@pytest.mark.parametrize("backend", [KLU, "superlu"])
+def test_a_small_matrix_solved_once_is_solved_dense_as_exactly(backend, monkeypatch):
+    """Up to `DENSE_MAX` unknowns `solve` takes LAPACK's LU: the residual is round-off for real
+    and complex matrices and right-hand sides, and the sparse factors are never made."""
+    base = matrix()
+    base.sort_indices()
+    lu = linalg.SparseLU(4, base.indptr, base.indices, NAMES, backend)
+    monkeypatch.setattr(lu, "factor", lambda data: pytest.fail("factored sparse"))
+    rng = np.random.default_rng(11)
+    for data in (base.data, base.data + 1j * rng.uniform(size=base.nnz)):
+        changed = sp.csc_matrix((data, base.indices, base.indptr))
+        for rhs in (rng.normal(size=4), rng.normal(size=4) + 1j * rng.normal(size=4)):
+            assert np.abs(changed @ lu.solve(data, rhs) - rhs).max() < 1e-13
+    assert lu.factorizations == 4
+
+
+def test_a_small_singular_or_infinite_matrix_is_refused_by_the_dense_solve():
+    """A singular matrix (V(b) and V(c) float together) names its unknowns as the sparse
+    factors do; one with an infinite entry is refused (LAPACK would return a finite solution
+    of it)."""
+    singular = sp.csc_matrix(np.array([[2.0, 0.0, 0.0, 1.0],
+                                       [0.0, 1.0, -1.0, 0.0],
+                                       [0.0, -1.0, 1.0, 0.0],
+                                       [1.0, 0.0, 0.0, 0.0]]))
+    singular.sort_indices()
+    lu = linalg.SparseLU(4, singular.indptr, singular.indices, NAMES)
+    with pytest.raises(SingularSystemError) as info:
+        lu.solve(singular.data, np.ones(4))
+    assert set(info.value.unknowns) == {"V(b)", "V(c)"}
+    lu = linalg.SparseLU(2, np.array([0, 2, 4]), np.array([0, 1, 0, 1]), ("V(a)", "V(b)"))
+    with pytest.raises(SingularSystemError, match="not finite"):
+        lu.solve(np.array([np.inf, 1.0, 1.0, 1.0]), np.ones(2))
