@@ -9,15 +9,14 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mna.analysis import perform, run_all
 from mna.assembly import assemble
 from mna.circuit import Circuit
+from mna.collector import collector_paused
 from mna.errors import (
     ConvergenceError,
     DescriptorIndexError,
@@ -37,29 +36,15 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while a netlist is read: reading makes many small
-    long-lived objects and no reference cycles, and the collector's passes over them would
-    cost more than the reading itself."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def read(path: str | Path) -> Circuit:
     """Read and elaborate the netlist file at `path`."""
-    with _collector_paused():
+    with collector_paused():
         return elaborate(parse_file(path))
 
 
 def read_string(text: str, filename: str = "<string>") -> Circuit:
     """Read and elaborate netlist `text` (its first line is the title)."""
-    with _collector_paused():
+    with collector_paused():
         return elaborate(parse_text(text, filename))
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mna.collector import collector_paused
 from mna.domains import across_unit
 from mna.elements.device import Device, Instance
 from mna.errors import NetlistError
@@ -222,9 +223,11 @@ class Numbering:
 class Stamper:
     """Collects G, C, B of a circuit in the numbering of its unknowns; with `small_signal`,
     the values of the AC analysis where an element has its own (a resistor's ``ac=``).
-    `value` and `sqrt` are the backend's: floats, or sympy expressions."""
+    `value` and `sqrt` are the backend's: floats, or sympy expressions; with `noise`, the
+    noise sources of the linear conductances are collected too."""
 
-    def __init__(self, circuit: Circuit, backend, small_signal: bool = False):
+    def __init__(self, circuit: Circuit, backend, small_signal: bool = False,
+                 noise: bool = False):
         self.circuit = circuit
         self.backend = backend
         self.small_signal = small_signal
@@ -244,7 +247,7 @@ class Stamper:
         self.G = MatrixBuilder(numbering)
         self.C = MatrixBuilder(numbering)
         self.B = MatrixBuilder(numbering)
-        self.noise: list[ResistorNoise] = []
+        self.noise: list[ResistorNoise] | None = [] if noise else None
 
     def branch(self, element: Element, port: str = "") -> int:
         return self.branch_index[(id(element), port)]
@@ -258,7 +261,7 @@ class Stamper:
         (a resistor, a device's series resistance), and flicker noise where `flicker`
         gives its `ResistorNoise` parameters."""
         self.G.conductance(a, b, conductance)
-        if isinstance(self.backend, NumericBackend):
+        if self.noise is not None and isinstance(self.backend, NumericBackend):
             self.noise.append(ResistorNoise(name, self.index_of(a), self.index_of(b),
                                             float(conductance), **flicker))
 
@@ -295,15 +298,24 @@ def assemble(
     outputs: tuple[OutputName, ...] | None = None,
     symbolic: bool = False,
     small_signal: bool = False,
+    noise: bool = False,
 ) -> DescriptorSystem:
     """Stamp every element of `circuit` into a descriptor system.
 
     `overrides` replaces top-level parameter values (for ``.step`` and ``.dc param``);
     `outputs` defaults to the circuit's ``.save`` list or its default outputs;
-    `small_signal` takes the AC analysis's own values where elements have them.
+    `small_signal` takes the AC analysis's own values where elements have them;
+    `noise` collects the resistors' noise sources (`DescriptorSystem.noise`, for ``.noise``).
     """
+    with collector_paused():
+        return _assembled(circuit, overrides, outputs, symbolic, small_signal, noise)
+
+
+def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
+               outputs: tuple[OutputName, ...] | None, symbolic: bool,
+               small_signal: bool, noise: bool) -> DescriptorSystem:
     backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit, overrides)
-    s = Stamper(circuit, backend, small_signal)
+    s = Stamper(circuit, backend, small_signal, noise)
     for element in circuit.elements:
         try:
             element.stamp(s)
@@ -342,7 +354,7 @@ def assemble(
         across_count=s.across_count,
         devices=tuple(kind.build(instances) for kind, instances in s.instances.items()),
         symbolic=symbolic,
-        noise=tuple(s.noise),
+        noise=tuple(s.noise or ()),
     )
 
 

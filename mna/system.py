@@ -103,7 +103,7 @@ class DescriptorSystem:
     matrices when `symbolic`). The first `across_count` unknowns are across variables
     (nodes), the rest through variables. `devices` are the nonlinear elements, each kind
     evaluated for all its instances at once (none for a linear system); `noise` the
-    linear conductances that make noise (numeric systems).
+    linear conductances that make noise (numeric systems assembled for ``.noise``).
     """
 
     g: Entries

@@ -61,7 +61,7 @@ def noise_analysis(request, circuit) -> NoiseResult:
     """``.noise``: the output and input noise spectra and their running integrals."""
     check_dc_topology(circuit)
     source = circuit.source(request.source, request.location)
-    system = assemble(circuit, outputs=(request.output,))
+    system = assemble(circuit, outputs=(request.output,), noise=True)
     equations = Equations(system, circuit.options)
     x = dc_solution(equations, system.dc_inputs(), guess(circuit, system))
     sources = noise_sources(circuit, system, equations, x, request.location)

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "mna"
 
 # the stages in order; a module may import from its own stage and the ones before
 STAGES = [
-    ("mna.errors", "mna.progress", "mna.units", "mna.domains", "mna.netlist.model"),
+    ("mna.errors", "mna.progress", "mna.collector", "mna.units", "mna.domains",
+     "mna.netlist.model"),
     ("mna.expr",),
     ("mna.netlist.lexer", "mna.netlist.parser", "mna.netlist.fields"),
     ("mna.waveforms", "mna.elements", "mna.elements.*"),
