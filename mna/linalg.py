@@ -7,7 +7,7 @@ The analyses of the last few patterns are kept in the process (`ANALYSES`), so t
 points of a ``.step`` or ``.mc`` run share them: an analysis depends on the pattern and the
 order alone, so sharing one changes no number. The backend is KLU (`mna.fast.klu`) where
 the ``nbklu`` or ``pyklu`` package or a system ``libklu`` is found, else scipy's SuperLU;
-callers never know which ran.
+a small matrix solved once goes to LAPACK's dense LU (numpy). Callers never know which ran.
 """
 
 from __future__ import annotations
@@ -229,8 +229,7 @@ class SparseLU:
             return SingularSystemError("singular system (too large to name the unknowns at "
                                        "fault)")
         dense = np.zeros((self.size, self.size), dtype=np.result_type(data, float))
-        columns = np.repeat(np.arange(self.size), np.diff(self.indptr))
-        np.add.at(dense, (self.indices, columns), data)
+        np.add.at(dense, (self.indices, self._entry_columns()), data)
         if not np.all(np.isfinite(dense)):
             return SingularSystemError("the matrix holds a value that is not finite")
         _, singular_values, vh = np.linalg.svd(dense)
