@@ -24,7 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-from mna.analysis.integrators import LinearMultistep, method, truncation_step
+from mna.analysis.integrators import LinearMultistep, method, truncation_limit, truncation_step
 from mna.analysis.newton import NewtonFailure
 from mna.errors import ConvergenceError, SingularSystemError
 from mna.progress import progress
@@ -281,8 +281,13 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     stats.rejected += 1
                     h = max(allowed, h / RETRY_SHRINK)
                     if h < policy.hmin:
-                        raise ConvergenceError(f"transient: time step too small at t = {t:.6g} s "
-                                               f"(the truncation error allows {allowed:.3g} s)")
+                        worst, tolerance = truncation_limit(
+                            use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
+                            policy.tolerances, solver.stores, starting=starting)
+                        limit = _limited_by(solver.unknowns[worst], tolerance, policy)
+                        raise ConvergenceError(
+                            f"transient: time step too small at t = {t:.6g} s (the truncation "
+                            f"error allows {allowed:.3g} s){limit}")
                     continue
             event = len(switching) > 0 and bool(_crossed(switching, step.switching,
                                                            solver.modes()).any())
@@ -354,6 +359,18 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
              "after Newton failed, %d switching events", stats.accepted, stats.rejected,
              stats.failed, stats.events)
     return stats
+
+
+def _limited_by(unknown: str, tolerance: float, policy: Policy) -> str:
+    """What limits a step that the truncation error makes too small: the equation of
+    `unknown`, and its tolerance per unit of time `tolerance`, whose floor is abstol (a
+    number in each domain's SI units: 1e-12 A, and also 1e-12 N, which a tight reltol
+    exposes where a charge and its rate pass near zero)."""
+    reltol, abstol = policy.tolerances[:2]
+    return (f"; the error of {unknown}'s equation is the largest against its tolerance, "
+            f"{tolerance:.3g} a second (abstol = {abstol:g} plus reltol = {reltol:g} times its "
+            "rate, or reltol times its charge over the step): where a charge and its rate "
+            "pass near zero, abstol is the floor, in the equation's SI units (.options abstol)")
 
 
 def _crossed(before: np.ndarray, after: np.ndarray, modes: np.ndarray) -> np.ndarray:

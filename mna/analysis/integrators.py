@@ -131,7 +131,29 @@ def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[n
     The estimate runs over whole vectors in place and leaves the others out at the end, so a
     step costs a few passes over the unknowns and no copies of the history.
     """
-    reltol, abstol, chgtol, trtol = tolerances
+    tolerance, error = _tolerance_and_error(scheme, times, charges, flows, tolerances,
+                                            starting)
+    tolerance /= error
+    allowed = tolerances[3] * float(np.min(tolerance, initial=np.inf, where=stores))
+    return allowed ** (1.0 / scheme.order)
+
+
+def truncation_limit(scheme: LinearMultistep, times: list[float], charges: list[np.ndarray],
+                     flows: list[np.ndarray], tolerances, stores: np.ndarray,
+                     starting: bool = False) -> tuple[int, float]:
+    """The equation whose error limits `truncation_step` most (for messages), and its
+    tolerance per unit of time."""
+    tolerance, error = _tolerance_and_error(scheme, times, charges, flows, tolerances,
+                                            starting)
+    worst = int(np.argmin(np.where(stores, tolerance / error, np.inf)))
+    return worst, float(tolerance[worst])
+
+
+def _tolerance_and_error(scheme: LinearMultistep, times, charges, flows, tolerances,
+                         starting: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each equation's tolerance per unit of time and its error estimate (see
+    `truncation_step`), in new arrays."""
+    reltol, abstol, chgtol, _ = tolerances
     p = scheme.order
     h = times[-1] - times[-2]
     if starting:
@@ -141,13 +163,11 @@ def truncation_step(scheme: LinearMultistep, times: list[float], charges: list[n
     np.abs(error, out=error)
     error *= abs(scheme.error_constant)
     np.maximum(error, abstol, out=error)
-    current = np.maximum(np.abs(flows[-1]), np.abs(flows[-2]), dtype=float)
-    current *= reltol
-    current += abstol
+    tolerance = np.maximum(np.abs(flows[-1]), np.abs(flows[-2]), dtype=float)
+    tolerance *= reltol
+    tolerance += abstol
     charge = np.maximum(np.abs(charges[-1]), np.abs(charges[-2]), dtype=float)
     np.maximum(charge, chgtol, out=charge)
     charge *= reltol / h
-    np.maximum(current, charge, out=current)    # the tolerance
-    current /= error
-    allowed = trtol * float(np.min(current, initial=np.inf, where=stores))
-    return allowed ** (1.0 / p)
+    np.maximum(tolerance, charge, out=tolerance)
+    return tolerance, error

@@ -109,6 +109,26 @@ def test_a_mass_pushed_from_rest_breaks_away_at_the_static_force():
     assert abs(v[-1] - 1.5) < 5e-3    # Coulomb friction alone: (t^2/2 - t) from 2 to 3
 
 
+def test_a_step_that_the_tolerance_cannot_meet_names_the_equation_and_abstol():
+    # block m1 stops against its friction while the backlash to m0 ramps its force at about
+    # 800 N/s: it breaks away from rest, and at reltol = 1e-8 the restart's backward-Euler
+    # steps cannot meet the tolerance of its momentum, whose rate passes near zero (abstol,
+    # 1e-12 N, is the floor): the error names the equation and abstol; a larger abstol runs
+    text = ("two blocks, a backlash and friction\n.domain translational m0 m1\nR0 m1 0 fr0\n"
+            ".model fr0 friction(fc=1.48819 fs=1.60045 vs=0.188158 b=0.0211644)\n"
+            "L1 m1 0 k=124.47 IC=0\nL2 m0 m1 g2\n"
+            ".model g2 backlash(k=549.65 d=0.290956 b=0.0920148 x0=-0.0119876)\n"
+            "R4 m0 0 b=0.0587638\nI0 0 m1 SIN(-0.415372 1.3206 0.370108)\n"
+            "Cm0 m0 0 m=1.86373 IC=1.76768\nCm1 m1 0 m=0.242337 IC=0.762084\n"
+            ".options reltol=1e-8\n.tran 0.0155432 0.6 uic\n")
+    with pytest.raises(mna.ConvergenceError,
+                       match=r"time step too small at t = 0\.559.*V\(m1\)'s equation is the "
+                             r"largest.*abstol = 1e-12 plus reltol = 1e-08.*\.options abstol"):
+        transient(text)
+    time, _ = transient(text.replace("reltol=1e-8", "reltol=1e-8 abstol=1e-9"))
+    assert time[-1] == pytest.approx(0.6)
+
+
 def test_stick_slip_does_not_chatter():
     # a block on a belt at 0.1 m/s held by a spring: it sticks to the belt, breaks away when
     # the spring pulls fs, slips back, sticks again: a few events per cycle, never thousands

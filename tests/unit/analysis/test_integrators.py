@@ -12,7 +12,7 @@ import pytest
 import scipy.linalg
 
 import mna
-from mna.analysis.integrators import METHODS, divided_difference, truncation_step
+from mna.analysis.integrators import METHODS, divided_difference, truncation_limit, truncation_step
 from mna.errors import SingularSystemError
 
 
@@ -92,6 +92,20 @@ def test_truncation_step_of_a_cubic_charge_leaves_out_equations_without_charge()
     tolerance = max(abstol + reltol * 6 * 0.3**2, reltol * 2 * 0.3**3 / 0.05)
     assert abs(allowed - (trtol * tolerance / (2 / 12)) ** 0.5) < 1e-12 * allowed
 
+
+
+def test_the_limiting_equation_is_the_one_with_the_least_tolerance_for_its_error():
+    """Three cubic charges, the second ten times steeper and the third holding none: the
+    second limits the step, its tolerance the larger of its rate's and its charge's."""
+    times = [0.0, 0.1, 0.25, 0.3]
+    charges = [np.array([2 * t**3, 20 * t**3, 1e9]) for t in times]
+    flows = [np.array([6 * t**2, 60 * t**2, 0.0]) for t in times]
+    tolerances = (1e-3, 1e-12, 1e-14, 7.0)
+    worst, tolerance = truncation_limit(METHODS["trap"], times, charges, flows, tolerances,
+                                        np.array([True, True, False]))
+    assert worst == 1
+    assert tolerance == pytest.approx(max(1e-12 + 1e-3 * 60 * 0.3**2,
+                                          1e-3 * 20 * 0.3**3 / 0.05), rel=1e-12)
 
 # -- convergence order --------------------------------------------------------------------------
 
