@@ -266,9 +266,10 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     policy.tolerances, solver.stores, starting=starting)
                 if starting:   # the step a consistent start allows holds as the step shrinks;
                     # where the start's rates are off (a source's slope forced through a
-                    # capacitor) or it jumps, it shrinks with the step: that step is taken
-                    start_checked = (estimate >= policy.hmin and estimate
-                                     >= start_estimate * math.sqrt(h / start_step))
+                    # capacitor) or it jumps, it shrinks with the step: that step is taken,
+                    # as is one that no shorter step could replace
+                    start_checked = (estimate >= start_estimate * math.sqrt(h / start_step)
+                                     and h / RETRY_SHRINK >= policy.hmin)
                     start_estimate, start_step = estimate, h
                     estimate = estimate if start_checked else math.inf
                 allowed = min(allowed, estimate)
@@ -369,8 +370,9 @@ def _limited_by(unknown: str, tolerance: float, policy: Policy) -> str:
     reltol, abstol = policy.tolerances[:2]
     return (f"; the error of {unknown}'s equation is the largest against its tolerance, "
             f"{tolerance:.3g} a second (abstol = {abstol:g} plus reltol = {reltol:g} times its "
-            "rate, or reltol times its charge over the step): where a charge and its rate "
-            "pass near zero, abstol is the floor, in the equation's SI units (.options abstol)")
+            "rate, or reltol times its charge over the step): a looser reltol lets the step "
+            "grow, and so does a larger .options abstol where the charge and its rate pass "
+            "near zero (abstol is in the equation's SI units)")
 
 
 def _crossed(before: np.ndarray, after: np.ndarray, modes: np.ndarray) -> np.ndarray:

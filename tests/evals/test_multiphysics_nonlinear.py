@@ -129,6 +129,47 @@ def test_a_step_that_the_tolerance_cannot_meet_names_the_equation_and_abstol():
     assert time[-1] == pytest.approx(0.6)
 
 
+def test_a_stiff_start_is_not_crossed_in_one_unchecked_step():
+    # an elastic stop preloaded to 614 N brakes m1 (0.26 kg) to rest in 0.18 ms against m2's
+    # springs. The run's first step tried (0.19 ms) had an error estimate below the smallest
+    # step, which once had it taken unchecked, straight onto the stop: 0.84 us late, m2
+    # 7.5e-4 m/s off for the rest of the run. Checked, it shortens, and the backward-Euler
+    # starter cannot then meet reltol = 1e-9 (a step too small: no wrong answer); at 1e-8
+    # the stop follows solve_ivp
+    text = ("three masses\n.domain translational m0 m1 m2\nL0 0 m2 k=272.302 IC=0\n"
+            "L1 m1 m2 g1\n.model g1 elastogap(k=9296.21 d=4.12212 gap=-0.0233461 x0=0.0429026)\n"
+            "L2 0 m0 g2\n.model g2 elastogap(k=2144.44 d=0.220663 gap=0.0250339 "
+            "x0=-0.000638017)\nR3 m0 0 fr3\n.model fr3 friction(fc=1.31822 fs=2.25733 "
+            "b=0.133917)\nR4 m1 0 fr4\n.model fr4 friction(fc=1.00447 fs=1.22145 b=0.385315)\n"
+            "L5 m1 m2 k=2.88931 IC=0\nL6 0 m2 k=10.7596 IC=0\nL7 m1 m0 g7\n"
+            ".model g7 backlash(k=1186.7 d=0.0 b=0.0814635 x0=-0.0224062)\n"
+            "Cm0 m0 0 m=1.03713 IC=1.90497\nCm1 m1 0 m=0.259438 IC=0.429423\n"
+            "Cm2 m2 0 m=0.671948 IC=1.2076\n.options reltol=1e-9\n.save V(m1) V(m2)\n"
+            ".tran 0.0239153 4.78306 uic\n")
+
+    def rates(t, y):   # until m1 stops: m0's contacts are open, m1 slides forward
+        v1, v2, x, f0, f5, f6 = y
+        contact = max(0.0, 9296.21 * (x + 0.0233461) + 4.12212 * (v1 - v2))
+        friction = 1.00447 + 0.385315 * v1
+        return [(-f5 - contact - friction) / 0.259438, (f0 + f6 + f5 + contact) / 0.671948,
+                v1 - v2, -272.302 * v2, 2.88931 * (v1 - v2), -10.7596 * v2]
+
+    def stop(t, y):
+        return y[0]
+    stop.terminal = True
+    solution = solve_ivp(rates, (0, 1e-3), [0.429423, 1.2076, 0.0429026, 0, 0, 0],
+                         method="Radau", rtol=1e-12, atol=1e-14, events=stop)
+    stopped, m2 = solution.t_events[0][0], solution.y_events[0][0][1]
+    with pytest.raises(mna.ConvergenceError, match="time step too small at t = "):
+        transient(text)
+    # at reltol = 1e-8 (and a run of 1 ms, which starts with a shorter step)
+    time, frame = transient(text.replace("reltol=1e-9", "reltol=1e-8").replace(
+        "4.78306 uic", "0.001 uic"))
+    first = np.argmax(np.abs(frame["V(m1)"].to_numpy()) < 1e-9)   # the located stop
+    assert abs(time[first] - stopped) < 1e-9
+    assert abs(frame["V(m2)"].to_numpy()[first] - m2) < 1e-6
+
+
 def test_stick_slip_does_not_chatter():
     # a block on a belt at 0.1 m/s held by a spring: it sticks to the belt, breaks away when
     # the spring pulls fs, slips back, sticks again: a few events per cycle, never thousands
