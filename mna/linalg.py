@@ -88,6 +88,38 @@ class Factors:
         return self._solve_in_place(rhs, transposed)
 
 
+class _KluFactors(Factors):
+    """KLU's factors of the matrix `data` of `lu`'s pattern. Factors remade in another
+    matrix's pivot order (not `checked`) check their first solution's backward error and
+    are made afresh where it fails; factors recycled into another matrix's are spent."""
+
+    def __init__(self, lu: SparseLU, numeric: klu.Numeric, data: np.ndarray, checked: bool):
+        super().__init__(None, numeric.dtype, lu.names, lambda: lu._singular(data))
+        self.complex = numeric.complex
+        self._lu, self._klu, self._data, self._checked = lu, numeric, data, checked
+
+    def spend(self) -> klu.Numeric:
+        """The factors' KLU object, to be remade for another matrix (these are done)."""
+        numeric, self._klu = self._klu, None
+        return numeric
+
+    def solve_in_place(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
+        if self._klu is None:
+            raise RuntimeError("these factors were recycled for another matrix")
+        if self._checked:
+            return self._klu.solve_in_place(rhs, transposed)
+        given = rhs.copy()
+        solution = self._klu.solve_in_place(rhs, transposed)
+        self._checked = True
+        columns = given.reshape(len(given), -1).T
+        if all(self._lu.backward_error(self._data, x, b, transposed) <= BACKWARD_ERROR
+               for x, b in zip(solution.reshape(len(given), -1).T, columns)):
+            return solution
+        self._klu = self._lu._numeric(self._data)
+        rhs[...] = given
+        return self._klu.solve_in_place(rhs, transposed)
+
+
 class SparseLU:
     """Factorisations of the square matrices of size `size` with the CSC pattern
     ``(indptr, indices)`` and unknowns `names`.
@@ -109,18 +141,29 @@ class SparseLU:
         self._ordering = ordering
         self._use = use
         self._symbolic: klu.Symbolic | None = None
-        self._refactored: klu.Numeric | None = None   # the factors `solve` remakes
+        self._last: Factors | None = None   # the factors of `solve`'s last matrix
         self._columns: np.ndarray | None = None        # each entry's column
         self.factorizations = 0
 
-    def factor(self, data: np.ndarray) -> Factors:
+    def factor(self, data: np.ndarray, recycle: Factors | None = None) -> Factors:
         """The factors of the matrix with entries `data` (real or complex, in the pattern's
-        order); `SingularSystemError` names the unknowns a singular one leaves free."""
+        order); `SingularSystemError` names the unknowns a singular one leaves free.
+
+        `recycle`: factors of this pattern that the caller is done with (they are spent).
+        Where KLU has ``klu_refactor``, they are remade for `data` in their pivot order
+        while its pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search for
+        pivots; their first solution's componentwise backward error is checked, and beyond
+        `BACKWARD_ERROR` the order no longer serves and the matrix is factored afresh."""
         self.factorizations += 1
         if self.size == 0:
             return Factors(lambda rhs, transposed=False: rhs, float, self.names, lambda: None)
         if self.backend == "klu":
-            return self._factors(self._numeric(data), data)
+            if (isinstance(recycle, _KluFactors) and self.size >= REFACTOR_MIN
+                    and klu.library().refactors and recycle.complex == np.iscomplexobj(data)):
+                numeric = recycle.spend()
+                if numeric.refactor(data, REFACTOR_RCOND_DROP):
+                    return _KluFactors(self, numeric, data, checked=False)
+            return _KluFactors(self, self._numeric(data), data, checked=True)
         import scipy.sparse as sp
         import scipy.sparse.linalg as spla
 
@@ -134,29 +177,17 @@ class SparseLU:
 
     def solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """The solution for `rhs` of the matrix with entries `data`, for callers that solve
-        once with each matrix (Newton's iterations, the frequencies of an AC sweep). Where
-        KLU has ``klu_refactor``, the factors of the last call are remade in their pivot
-        order while its pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search
-        for pivots, and the solution's componentwise backward error is checked: beyond
-        `BACKWARD_ERROR` the order no longer serves, and the matrix is factored afresh.
-        Up to `DENSE_MAX` unknowns, whatever the backend, LAPACK's dense LU (partial
-        pivoting) solves: a sparse factorisation's set-up costs more there than the work."""
+        once with each matrix (Newton's iterations, the frequencies of an AC sweep): each
+        matrix's factors recycle the last one's (`factor`), so every solution's backward
+        error is checked. Up to `DENSE_MAX` unknowns, whatever the backend, LAPACK's dense
+        LU (partial pivoting) solves: a sparse factorisation's set-up costs more there than
+        the work."""
         if self.size <= DENSE_MAX:
             return self._dense_solve(data, rhs)
-        if self.size < REFACTOR_MIN or self.backend != "klu" or not klu.library().refactors:
-            return self.factor(data).solve(rhs)
-        self.factorizations += 1
-        numeric, self._refactored = self._refactored, None
-        same_kind = numeric is not None and numeric.complex == np.iscomplexobj(data) and (
-            numeric.complex or not np.iscomplexobj(rhs))   # else solved by parts, below
-        if same_kind and numeric.refactor(data, REFACTOR_RCOND_DROP):
-            solution = numeric.solve_in_place(np.array(rhs, dtype=numeric.dtype, order="F"))
-            if self.backward_error(data, solution, rhs) <= BACKWARD_ERROR:
-                self._refactored = numeric
-                return solution
-        numeric = self._numeric(data)
-        solution = self._factors(numeric, data).solve(rhs)
-        self._refactored = numeric
+        last, self._last = self._last, None
+        factors = self.factor(data, recycle=last)
+        solution = factors.solve(rhs)
+        self._last = factors
         return solution
 
     def _dense_solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -178,15 +209,20 @@ class SparseLU:
             self._columns = np.repeat(np.arange(self.size), np.diff(self.indptr))
         return self._columns
 
-    def backward_error(self, data: np.ndarray, x: np.ndarray, rhs: np.ndarray) -> float:
+    def backward_error(self, data: np.ndarray, x: np.ndarray, rhs: np.ndarray,
+                       transposed: bool = False) -> float:
         """``max |rhs - A x| / (|A| |x| + |rhs|)`` over the equations (Oettli and Prager's
-        componentwise backward error; infinite for a solution that is not finite). A scale
-        in the subnormal range counts as `SUBNORMAL_SCALE`: there a residual of round-off
-        is no error (the far end of a long ladder decays to such values)."""
+        componentwise backward error; infinite for a solution that is not finite), of the
+        transposed matrix with `transposed`. A scale in the subnormal range counts as
+        `SUBNORMAL_SCALE`: there a residual of round-off is no error (the far end of a long
+        ladder decays to such values)."""
+        rows, columns = self.indices, self._entry_columns()
+        if transposed:
+            rows, columns = columns, rows
         with np.errstate(over="ignore", invalid="ignore"):
-            terms = data * x[self._entry_columns()]
-            residual = np.abs(rhs - _row_sums(self.indices, terms, self.size))
-            scale = np.bincount(self.indices, np.abs(terms), self.size) + np.abs(rhs)
+            terms = data * x[columns]
+            residual = np.abs(rhs - _row_sums(rows, terms, self.size))
+            scale = np.bincount(rows, np.abs(terms), self.size) + np.abs(rhs)
         if not np.all(np.isfinite(residual)):
             return np.inf
         return float(np.max(residual / np.maximum(scale, SUBNORMAL_SCALE), initial=0.0))
@@ -196,10 +232,6 @@ class SparseLU:
             return klu.Numeric(self._analysis(data), data)
         except klu.SingularMatrix:
             raise self._singular(data) from None
-
-    def _factors(self, numeric: klu.Numeric, data: np.ndarray) -> Factors:
-        return Factors(numeric.solve_in_place, numeric.dtype, self.names,
-                       lambda: self._singular(data))
 
     def _analysis(self, data: np.ndarray) -> klu.Symbolic:
         if self._symbolic is None:

@@ -124,8 +124,10 @@ class Equations:
         """``M @ x`` for the matrix with entries `data` on the pattern."""
         return np.bincount(self.indices, data * x[self.columns], self.size)
 
-    def factor(self, data: np.ndarray) -> Factors:
-        return self.lu.factor(data)
+    def factor(self, data: np.ndarray, recycle: Factors | None = None) -> Factors:
+        """The factors of the matrix with entries `data`, remade from `recycle` (factors the
+        caller is done with) where their pivot order serves (`SparseLU.factor`)."""
+        return self.lu.factor(data, recycle)
 
     def solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """The solution for `rhs` of the matrix with entries `data`, solved once

@@ -86,11 +86,11 @@ def noise_analysis(request, circuit) -> NoiseResult:
         check_count(len(sources.names) * len(f), ".noise (each source's share at each "
                     "frequency)", circuit, request.location)
         shares = np.empty((len(sources.names), len(f)))
-    previous = None
+    previous = factors = None
     for k, fk in enumerate(f):
         jw = 2j * np.pi * fk
         try:
-            factors = equations.factor(g + jw * c)
+            factors = equations.factor(g + jw * c, recycle=factors)
             gain_squared[k] = abs(row @ factors.solve(drive) + direct) ** 2
             adjoint = factors.solve(row, transposed=True)
         except SingularSystemError as error:

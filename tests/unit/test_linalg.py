@@ -158,14 +158,19 @@ def test_a_pivot_order_whose_pivot_vanishes_is_not_kept():
     assert lu.factorizations == 3
 
 
-def _sweep(lu: linalg.SparseLU, pattern: sp.csc_matrix, g, c, rng) -> float:
-    """The largest componentwise backward error of `lu.solve` over a sweep of ``g + j w c``."""
-    worst = 0.0
+def _sweep(lu: linalg.SparseLU, pattern: sp.csc_matrix, g, c, rng, transposed: bool) -> float:
+    """The largest componentwise backward error over a sweep of ``g + j w c``, each matrix
+    solved once by `lu.solve`, or (`transposed`) its transpose by factors recycled from the
+    last frequency's (a noise sweep's adjoint)."""
+    worst, factors = 0.0, None
     for w in 10.0 ** np.linspace(-6, 6, 61):
         data = g + 1j * w * c
         matrix = sp.csc_matrix((data, pattern.indices, pattern.indptr))
+        if transposed:
+            matrix = matrix.T
+            factors = lu.factor(data, recycle=factors)
         rhs = matrix @ rng.normal(size=pattern.shape[0])
-        x = lu.solve(data, rhs)
+        x = factors.solve(rhs, transposed=True) if transposed else lu.solve(data, rhs)
         error = np.abs(matrix @ x - rhs) / (abs(matrix) @ np.abs(x) + np.abs(rhs))
         worst = max(worst, float(error.max()))
     return worst
@@ -173,11 +178,14 @@ def _sweep(lu: linalg.SparseLU, pattern: sp.csc_matrix, g, c, rng) -> float:
 
 @REFACTORS
 @pytest.mark.usefixtures("refactoring_small_matrices")
-def test_a_kept_pivot_order_is_checked_by_the_backward_error_of_each_solution(monkeypatch):
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_kept_pivot_order_is_checked_by_the_backward_error_of_each_solution(monkeypatch,
+                                                                            transposed):
     """Sweeps of random sparse matrices with entries over six decades: a pivot order kept
     from another frequency can have grown the factors while the ratio of its pivots stays
-    sound; each solution is checked and such a matrix factored afresh, so every solution is
-    backward stable. Without the check (its bound made infinite) some are not."""
+    sound; the first solution of each matrix (of its transpose, for recycled factors) is
+    checked and such a matrix factored afresh, so every solution is backward stable.
+    Without the check (its bound made infinite) some are not."""
     rng = np.random.default_rng(1)
     sweeps = []
     for _ in range(40):
@@ -193,11 +201,46 @@ def test_a_kept_pivot_order_is_checked_by_the_backward_error_of_each_solution(mo
     def worst() -> float:
         draws = np.random.default_rng(2)
         return max(_sweep(linalg.SparseLU(p.shape[0], p.indptr, p.indices, tuple(map(str, range(
-            p.shape[0])))), p, g, c, draws) for p, g, c in sweeps)
+            p.shape[0])))), p, g, c, draws, transposed) for p, g, c in sweeps)
 
     assert worst() < 1e-12
     monkeypatch.setattr(linalg, "BACKWARD_ERROR", np.inf)
     assert worst() > 1e-10
+
+
+@REFACTORS
+@pytest.mark.usefixtures("refactoring_small_matrices")
+def test_recycled_factors_solve_as_fresh_ones_and_are_spent(monkeypatch):
+    """Factors recycled into the next matrix's (a transient's step sizes, a noise sweep's
+    frequencies) solve it, for several right-hand sides and transposed, as a dense solve
+    does, with fewer fresh factorisations than matrices; the recycled factors refuse to
+    solve again, and SuperLU's are simply replaced."""
+    base = matrix()
+    base.sort_indices()
+    lu = linalg.SparseLU(4, base.indptr, base.indices, NAMES)
+    fresh = []
+    numeric = lu._numeric
+    monkeypatch.setattr(lu, "_numeric", lambda data: fresh.append(1) or numeric(data))
+    rng = np.random.default_rng(5)
+    factors = None
+    matrices = [base.data * rng.uniform(0.5, 2.0, base.nnz) for _ in range(6)]
+    matrices += [m + 1j * rng.uniform(size=base.nnz) for m in matrices[:3]]
+    for data in matrices:
+        dense = sp.csc_matrix((data, base.indices, base.indptr)).toarray()
+        spent, factors = factors, lu.factor(data, recycle=factors)
+        for transposed in (True, False, True):
+            rhs = rng.normal(size=4) + 1j * rng.normal(size=4)
+            expected = np.linalg.solve(dense.T if transposed else dense, rhs)
+            solved = factors.solve(rhs, transposed=transposed)
+            assert np.abs(solved - expected).max() < 1e-13 * np.abs(expected).max()
+        if spent is not None and spent.dtype is factors.dtype:
+            with pytest.raises(RuntimeError, match="recycled"):
+                spent.solve(np.ones(4))
+    assert len(fresh) < len(matrices)
+    superlu = linalg.SparseLU(4, base.indptr, base.indices, NAMES, "superlu")
+    first = superlu.factor(base.data)
+    second = superlu.factor(2 * base.data, recycle=first)
+    assert np.abs(first.solve(np.ones(4)) - 2 * second.solve(np.ones(4))).max() < 1e-14
 
 
 def test_the_componentwise_backward_error_of_a_solution():
