@@ -91,7 +91,7 @@ def noise_analysis(request, circuit) -> NoiseResult:
         jw = 2j * np.pi * fk
         try:
             factors = equations.factor(g + jw * c, recycle=factors)
-            gain_squared[k] = abs(row @ factors.solve(drive) + direct) ** 2
+            gain_squared[k] = abs(system.p.product(factors.solve(drive))[0] + direct) ** 2
             adjoint = factors.solve(row, transposed=True)
         except SingularSystemError as error:
             raise SingularSystemError(f"at f = {fk:g} Hz: {error}", error.unknowns) from None
