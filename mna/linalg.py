@@ -73,10 +73,13 @@ class Factors:
 
     def solve(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
         """The solution for `rhs` in a new array, of the transposed matrix (not conjugated)
-        with `transposed`; a real matrix's factors solve a complex right-hand side part by
-        part."""
+        with `transposed`; a real matrix's factors solve a complex right-hand side's parts
+        as the columns of one real one."""
         if np.iscomplexobj(rhs) and self.dtype is float:
-            return self.solve(rhs.real, transposed) + 1j * self.solve(rhs.imag, transposed)
+            columns = rhs.reshape(len(rhs), -1)
+            parts = self.solve(np.hstack([columns.real, columns.imag]), transposed)
+            half = columns.shape[1]
+            return (parts[:, :half] + 1j * parts[:, half:]).reshape(rhs.shape)
         solution = self.solve_in_place(np.array(rhs, dtype=self.dtype, order="F"), transposed)
         if not np.all(np.isfinite(solution)):
             raise self._check()
@@ -90,34 +93,38 @@ class Factors:
 
 class _KluFactors(Factors):
     """KLU's factors of the matrix `data` of `lu`'s pattern. Factors remade in another
-    matrix's pivot order (not `checked`) check their first solution's backward error and
-    are made afresh where it fails; factors recycled into another matrix's are spent."""
+    matrix's pivot order (not `fresh`) check the backward error of their first solution of
+    each kind, of the matrix and of its transpose, and are made afresh where it fails;
+    factors recycled into another matrix's are spent."""
 
-    def __init__(self, lu: SparseLU, numeric: klu.Numeric, data: np.ndarray, checked: bool):
+    def __init__(self, lu: SparseLU, numeric: klu.Numeric, data: np.ndarray, fresh: bool):
         super().__init__(None, numeric.dtype, lu.names, lambda: lu._singular(data))
-        self.complex = numeric.complex
-        self._lu, self._klu, self._data, self._checked = lu, numeric, data, checked
+        self.lu, self.complex = lu, numeric.complex
+        self._klu, self._data = numeric, data
+        self._unchecked = set() if fresh else {False, True}   # by `transposed`
 
     def spend(self) -> klu.Numeric:
         """The factors' KLU object, to be remade for another matrix (these are done)."""
+        if self._klu is None:
+            raise RuntimeError("these factors were recycled already")
         numeric, self._klu = self._klu, None
         return numeric
 
     def solve_in_place(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
         if self._klu is None:
             raise RuntimeError("these factors were recycled for another matrix")
-        if self._checked:
+        if transposed not in self._unchecked:
             return self._klu.solve_in_place(rhs, transposed)
         given = rhs.copy()
         solution = self._klu.solve_in_place(rhs, transposed)
-        self._checked = True
-        columns = given.reshape(len(given), -1).T
-        if all(self._lu.backward_error(self._data, x, b, transposed) <= BACKWARD_ERROR
-               for x, b in zip(solution.reshape(len(given), -1).T, columns)):
-            return solution
-        self._klu = self._lu._numeric(self._data)
-        rhs[...] = given
-        return self._klu.solve_in_place(rhs, transposed)
+        columns = zip(solution.reshape(len(given), -1).T, given.reshape(len(given), -1).T)
+        if any(self.lu.backward_error(self._data, x, b, transposed) > BACKWARD_ERROR
+               for x, b in columns):
+            self._klu, self._unchecked = self.lu._numeric(self._data), set()
+            rhs[...] = given
+            solution = self._klu.solve_in_place(rhs, transposed)
+        self._unchecked.discard(transposed)
+        return solution
 
 
 class SparseLU:
@@ -149,21 +156,23 @@ class SparseLU:
         """The factors of the matrix with entries `data` (real or complex, in the pattern's
         order); `SingularSystemError` names the unknowns a singular one leaves free.
 
-        `recycle`: factors of this pattern that the caller is done with (they are spent).
-        Where KLU has ``klu_refactor``, they are remade for `data` in their pivot order
-        while its pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search for
-        pivots; their first solution's componentwise backward error is checked, and beyond
-        `BACKWARD_ERROR` the order no longer serves and the matrix is factored afresh."""
+        `recycle`: factors made here that the caller is done with. Where KLU has
+        ``klu_refactor``, they are remade for `data` (and spent) in their pivot order while
+        its pivots stay sound (`REFACTOR_RCOND_DROP`), which skips the search for pivots;
+        the componentwise backward error of the first solution of the matrix and of its
+        transpose is checked, and beyond `BACKWARD_ERROR` the order no longer serves and
+        the matrix is factored afresh."""
         self.factorizations += 1
         if self.size == 0:
             return Factors(lambda rhs, transposed=False: rhs, float, self.names, lambda: None)
         if self.backend == "klu":
-            if (isinstance(recycle, _KluFactors) and self.size >= REFACTOR_MIN
-                    and klu.library().refactors and recycle.complex == np.iscomplexobj(data)):
+            if (isinstance(recycle, _KluFactors) and recycle.lu is self
+                    and self.size >= REFACTOR_MIN and klu.library().refactors
+                    and recycle.complex == np.iscomplexobj(data)):
                 numeric = recycle.spend()
                 if numeric.refactor(data, REFACTOR_RCOND_DROP):
-                    return _KluFactors(self, numeric, data, checked=False)
-            return _KluFactors(self, self._numeric(data), data, checked=True)
+                    return _KluFactors(self, numeric, data, fresh=False)
+            return _KluFactors(self, self._numeric(data), data, fresh=True)
         import scipy.sparse as sp
         import scipy.sparse.linalg as spla
 
@@ -178,10 +187,10 @@ class SparseLU:
     def solve(self, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """The solution for `rhs` of the matrix with entries `data`, for callers that solve
         once with each matrix (Newton's iterations, the frequencies of an AC sweep): each
-        matrix's factors recycle the last one's (`factor`), so every solution's backward
-        error is checked. Up to `DENSE_MAX` unknowns, whatever the backend, LAPACK's dense
-        LU (partial pivoting) solves: a sparse factorisation's set-up costs more there than
-        the work."""
+        matrix's factors recycle the last one's (`factor`), so every solution made in an
+        old pivot order has its backward error checked. Up to `DENSE_MAX` unknowns,
+        whatever the backend, LAPACK's dense LU (partial pivoting) solves: a sparse
+        factorisation's set-up costs more there than the work."""
         if self.size <= DENSE_MAX:
             return self._dense_solve(data, rhs)
         last, self._last = self._last, None
