@@ -156,6 +156,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     states: deque[np.ndarray] = deque([x0], maxlen=2)
     switching = solver.switching(x0, 0.0)
     last_switched = np.full(len(switching), -np.inf)   # when each function last changed
+    changed = np.zeros(len(switching), bool)   # the functions the last event changed
     rapid = np.zeros(len(switching), int)   # its changes in a row, each within hmin
     targets = _targets(breakpoints, tstop, policy)
     corners = sorted(set(breakpoints.tolist()))
@@ -290,13 +291,17 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                             f"transient: time step too small at t = {t:.6g} s (the truncation "
                             f"error allows {allowed:.3g} s){limit}")
                     continue
-            event = len(switching) > 0 and bool(_crossed(switching, step.switching,
-                                                           solver.modes()).any())
+            # the first short step after an event takes up the location's overshoot as an
+            # impulse (a stuck block's force m v / h), which the functions the event changed
+            # read instead of their law: they are judged from the next step on
+            judged = ~changed if settling == SETTLING_STEPS else np.ones(len(switching), bool)
+            event = len(switching) > 0 and bool(
+                (_crossed(switching, step.switching, solver.modes()) & judged).any())
             if event:
                 attempted = h
                 try:
                     h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
-                                             EVENT_FRACTION * policy.hmax)
+                                             EVENT_FRACTION * policy.hmax, judged)
                 # a trial within a step that converged fails: ngspice gives up there too
                 except NewtonFailure as failure:
                     raise ConvergenceError(
@@ -319,18 +324,21 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             if event:
                 modes = solver.modes()
                 crossed = _crossed(modes, switching, modes)
-                quick = crossed & (t - last_switched <= policy.hmin)
+                # a change within hmin of the last, or before the short steps after it ended
+                quick = crossed & ((t - last_switched <= policy.hmin) | (changed & (settling > 0)))
                 rapid = np.where(quick, rapid + 1, np.where(crossed, 0, rapid))
                 # one change at once after another is a law's (a block that stops where its
                 # spring pulls harder than fs breaks away backwards); two are a chatter
                 chattering = rapid >= CHATTER_CHANGES
                 if chattering.any():
-                    owner = solver.switching_owners()[int(np.flatnonzero(chattering)[0])]
+                    first = int(np.flatnonzero(chattering)[0])
                     raise ConvergenceError(
-                        f"transient: time step too small at t = {t:.6g} s: {owner} switches "
-                        f"back within {policy.hmin:.3g} s of its last change (it chatters "
-                        "between its states)")
+                        f"transient: time step too small at t = {t:.6g} s: "
+                        f"{solver.switching_owners()[first]} switches back "
+                        f"{t - last_switched[first]:.3g} s after its last change, before its "
+                        "new state has settled (it chatters between its states)")
                 last_switched[crossed] = t
+                changed = crossed
                 solver.switch(step.x, t, crossed)
                 stats.events += 1
                 _forget(times, charges, flows, states)   # no estimate spans the event
@@ -384,12 +392,15 @@ def _crossed(before: np.ndarray, after: np.ndarray, modes: np.ndarray) -> np.nda
 
 
 def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarray,
-            step: _Step, solver: StepSolver, tolerance: float) -> tuple[float, float, _Step]:
+            step: _Step, solver: StepSolver, tolerance: float, judged: np.ndarray
+            ) -> tuple[float, float, _Step]:
     """The step from `t` that ends within `tolerance` after the first change of sign of a
-    switching function in a step of `h` (regula falsi with the Illinois rule, on the step
-    size; each trial is a full step from `t`). As in SUNDIALS' root finding, a trial stays
-    half the tolerance inside the bracket, so that once the estimate is that close, the
-    next trial or the one after closes the bracket."""
+    `judged` switching function in a step of `h` (regula falsi with the Illinois rule, on
+    the step size; each trial is a full step from `t`); one whose sign at the bracket's low
+    end is already the other (the first short step after an event could not judge it) is
+    taken to change there. As
+    in SUNDIALS' root finding, a trial stays half the tolerance inside the bracket, so that
+    once the estimate is that close, the next trial or the one after closes the bracket."""
     modes = solver.modes()
     low, high = 0.0, h
     low_values, high_values = before, step.switching
@@ -397,12 +408,14 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
     for _ in range(LOCATE_ITERATIONS):
         if high - low <= tolerance:
             break
-        crossing = _crossed(before, high_values, modes)
-        fractions = low_values[crossing] / (low_values[crossing] - high_values[crossing])
+        crossing = _crossed(before, high_values, modes) & judged
+        started = np.sign(low_values[crossing]) * modes[crossing] < 0
+        fractions = np.where(started, 0.0, low_values[crossing]
+                             / (low_values[crossing] - high_values[crossing]))
         trial = low + float(np.min(fractions)) * (high - low)
         trial = min(max(trial, low + tolerance / 2), high - tolerance / 2)
         outcome = attempt(use, trial, t + trial, False)
-        side = 1 if _crossed(before, outcome.switching, modes).any() else -1
+        side = 1 if (_crossed(before, outcome.switching, modes) & judged).any() else -1
         if side > 0:
             high, high_values, kept = trial, outcome.switching, outcome
         else:

@@ -76,13 +76,35 @@ def test_a_mass_on_a_spring_stops_and_turns_back_at_once_until_friction_holds_it
         ".model brake friction(fc=1 fs=1)\n.options reltol=1e-9\n.tran 0.01 2.5 uic\n")
     v, spring = frame["V(v)"].to_numpy(), frame["I(Lk)"].to_numpy()
     t1 = (np.pi / 2 - np.arctan(0.1)) / 10
-    turns = time[v == 0]
+    held = time[np.abs(v) < 1e-20]   # the stuck law's points: v = 0 to round-off
+    turns = held[np.r_[True, np.diff(held) > 1e-3]]   # the first of each turn's
     assert np.allclose(turns[:4], t1 + np.arange(4) * np.pi / 10, rtol=0, atol=5e-6)
     x = np.sqrt(0.01**2 + 0.1**2) - 0.01    # the first turn's x, then each about +-0.01
     for swing in range(5):
         x = 0.02 * (-1) ** swing - x
     assert spring[-1] == pytest.approx(100 * x, rel=1e-5)    # held at x6 = 0.0095
     assert np.max(np.abs(v[time > t1 + 0.5 * np.pi + 1e-3])) < 1e-12
+
+
+def test_a_block_that_stops_just_short_of_its_breakaway_force_stays_stuck_until_it_is_reached():
+    # m = 1, fc = fs = 1 N, pushed back by F = -t while it slides forward from v0: v = v0 - t
+    # - t^2/2 until it stops at ts = 1 - 1e-6 s, where the push is 1e-6 N short of fs; it
+    # stays stuck until t = 1 s and slides back, v = -(t - 1)^2/2. The first short step
+    # after the stop takes up the location's overshoot (v a hair past 0) as an impulse,
+    # which was read as a breakaway and then as a chatter (the run stopped at ts)
+    ts = 1 - 1e-6
+    v0 = ts + ts * ts / 2
+    time, frame = transient(
+        f"stop at the edge\n.domain translational v\nCm v 0 m=1 IC={v0!r}\n"
+        "Ip 0 v PWL(0 0 10 -10)\nRf v 0 brake\n.model brake friction(fc=1 fs=1)\n"
+        ".options reltol=1e-8\n.tran 10m 2 uic\n.save V(v)\n")
+    v = frame["V(v)"].to_numpy()
+    exact = np.where(time < ts, v0 - time - time**2 / 2,
+                     np.where(time <= 1, 0.0, -((time - 1) ** 2) / 2))
+    assert np.max(np.abs(v - exact)) < 1e-7
+    assert abs(time[np.argmax(v <= 0)] - ts) < 1e-8    # the stop
+    held = time[np.abs(v) < 1e-20]
+    assert abs(held.max() - 1) < 1e-9 and held.min() < ts + 1e-6   # stuck until t = 1
 
 
 def test_a_mass_pushed_from_rest_breaks_away_at_the_static_force():

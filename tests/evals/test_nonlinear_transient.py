@@ -316,7 +316,7 @@ def test_newton_failing_while_an_event_is_located_is_a_convergence_error(monkeyp
     import mna.analysis.controller as controller
     from mna.analysis.newton import NewtonFailure
 
-    def failing(attempt, use, t, h, before, step, solver, tolerance):
+    def failing(attempt, use, t, h, before, step, solver, tolerance, judged):
         raise NewtonFailure(step.x, np.ones_like(step.x), 10, "no convergence in 10 iterations")
 
     monkeypatch.setattr(controller, "_locate", failing)
@@ -334,13 +334,14 @@ def test_a_chattering_comparison_is_named_among_sources_with_fewer():
     sweep's behavioural decks 6033, 6082, 6094)."""
     text = ("relay\nR2 y 0 1k\nB2 0 y I={1m*V(x)}\nC1 x 0 1u IC=1\n"
             "B1 0 x I={1m*(V(x) > 0 ? -1 : 1)}\n.tran 0.1m 3m uic\n")
-    with pytest.raises(mna.ConvergenceError, match=r"t = 0\.001 s: B1 switches back within"):
+    with pytest.raises(mna.ConvergenceError, match=r"t = 0\.001\d* s: B1 switches back .* "
+                       "before its new state has settled"):
         mna.run(mna.read_string(text))
 
 
 def test_a_switch_that_chatters_is_a_convergence_error():
     """A random deck (ngspice: "timestep too small") whose switch W1 turns back within the
-    smallest step of its last change: it failed once Newton could not solve a trial step
+    short steps after its last change: it failed once Newton could not solve a trial step
     at round-off (an internal NewtonFailure escaped before that), and crawled on at steps
     of 1e-12 s once Newton accepted residuals at round-off."""
     text = """random deck seed 1271
@@ -360,7 +361,8 @@ W1 n18 0 V1 csw4
 .model csw4 CSW(IT=0.003084 IH=0.0004787 RON=1.031 ROFF=3.001e+07)
 .tran 1.048e-08 1.048e-05 0 1.001e-08
 """
-    with pytest.raises(mna.ConvergenceError, match="W1 switches back within 1e-17 s"):
+    with pytest.raises(mna.ConvergenceError, match="W1 switches back .* before its new state "
+                       "has settled"):
         mna.run(mna.read_string(text))
 
 
