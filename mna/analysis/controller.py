@@ -157,7 +157,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     switching = solver.switching(x0, 0.0)
     last_switched = np.full(len(switching), -np.inf)   # when each function last changed
     changed = np.zeros(len(switching), bool)   # the functions the last event changed
-    rapid = np.zeros(len(switching), int)   # its changes in a row, each within hmin
+    rapid = np.zeros(len(switching), int)   # its quick changes in a row (see below)
     targets = _targets(breakpoints, tstop, policy)
     corners = sorted(set(breakpoints.tolist()))
     accept(0.0, x0, False)
@@ -398,9 +398,9 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
     `judged` switching function in a step of `h` (regula falsi with the Illinois rule, on
     the step size; each trial is a full step from `t`); one whose sign at the bracket's low
     end is already the other (the first short step after an event could not judge it) is
-    taken to change there. As
-    in SUNDIALS' root finding, a trial stays half the tolerance inside the bracket, so that
-    once the estimate is that close, the next trial or the one after closes the bracket."""
+    taken to change there. As in SUNDIALS' root finding, a trial stays half the tolerance
+    inside the bracket, so that once the estimate is that close, the next trial or the one
+    after closes the bracket."""
     modes = solver.modes()
     low, high = 0.0, h
     low_values, high_values = before, step.switching
@@ -409,10 +409,10 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
         if high - low <= tolerance:
             break
         crossing = _crossed(before, high_values, modes) & judged
-        started = np.sign(low_values[crossing]) * modes[crossing] < 0
-        fractions = np.where(started, 0.0, low_values[crossing]
-                             / (low_values[crossing] - high_values[crossing]))
-        trial = low + float(np.min(fractions)) * (high - low)
+        low_at, high_at = low_values[crossing], high_values[crossing]
+        started = (np.sign(low_at) * modes[crossing] < 0).any()   # past at the low end
+        trial = low + (0.0 if started else float(np.min(low_at / (low_at - high_at)))) * (
+            high - low)
         trial = min(max(trial, low + tolerance / 2), high - tolerance / 2)
         outcome = attempt(use, trial, t + trial, False)
         side = 1 if (_crossed(before, outcome.switching, modes) & judged).any() else -1
