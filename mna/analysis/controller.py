@@ -170,7 +170,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
     h = policy.first
-    start_checked, start_estimate, start_step = True, 0.0, 1.0   # of the run's first step
+    start_checked, start_jump, start_step = True, math.inf, 1.0   # of the run's first step
     if policy.adaptive:   # ngspice's first step, a hundredth of the way to a corner (the
         h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # error may shorten it)
 
@@ -265,13 +265,14 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 estimate = truncation_step(
                     use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
                     policy.tolerances, solver.stores, starting=starting)
-                if starting:   # the step a consistent start allows holds as the step shrinks;
-                    # where the start's rates are off (a source's slope forced through a
-                    # capacitor) or it jumps, it shrinks with the step: that step is taken,
-                    # as is one that no shorter step could replace
-                    start_checked = (estimate >= start_estimate * math.sqrt(h / start_step)
+                if starting:   # the new point's rates near a consistent start's as the step
+                    # shrinks; where the start's rates are off (a source's slope forced
+                    # through a capacitor) or it jumps, their difference holds: that step is
+                    # taken, as is one that no shorter step could replace
+                    jump = _rate_jump(flows[0], step.flow, policy.tolerances, solver.stores)
+                    start_checked = (jump <= start_jump * math.sqrt(h / start_step)
                                      and h / RETRY_SHRINK >= policy.hmin)
-                    start_estimate, start_step = estimate, h
+                    start_jump, start_step = jump, h
                     estimate = estimate if start_checked else math.inf
                 allowed = min(allowed, estimate)
                 if allowed == 0.0:   # the charges' differences overflow, the points do not yet
@@ -381,6 +382,15 @@ def _limited_by(unknown: str, tolerance: float, policy: Policy) -> str:
             "rate, or reltol times its charge over the step): a looser reltol lets the step "
             "grow, and so does a larger .options abstol where the charge and its rate pass "
             "near zero (abstol is in the equation's SI units)")
+
+
+def _rate_jump(start: np.ndarray, rates: np.ndarray, tolerances, stores: np.ndarray) -> float:
+    """The largest difference of the charges' `rates` from those at the `start`, each in
+    its tolerance there (``abstol + reltol |Q'|``): it shrinks with the first step where the
+    start's rates are the solution's (its estimate's tolerances change as the rates do)."""
+    reltol, abstol = tolerances[:2]
+    weighted = np.abs(rates - start) / (abstol + reltol * np.abs(start))
+    return float(np.max(weighted, initial=0.0, where=stores))
 
 
 def _crossed(before: np.ndarray, after: np.ndarray, modes: np.ndarray) -> np.ndarray:
