@@ -339,6 +339,21 @@ def test_a_chattering_comparison_is_named_among_sources_with_fewer():
         mna.run(mna.read_string(text))
 
 
+def test_a_switch_sliding_on_its_own_threshold_is_refused_as_chattering():
+    """S1 shorts its own node above 1 V (vh = 0): V(a) reaches 1 V at 0.223 ms and would
+    then slide on the threshold. S1 turned off 5e-15 s after turning on (within the smallest
+    step) and on again 1.2e-12 s later (beyond it): the count of quick changes restarted at
+    every other event, and the run crawled on at 1.2e-12 s a cycle (random electrical
+    networks against solve_ivp). A change before the short steps after the last one are
+    over is a quick one too."""
+    text = ("sliding\nV1 in 0 DC 5\nR1 in a 1k\nC1 a 0 1u IC=0\nS1 a 0 a 0 sw1\n"
+            ".model sw1 sw(vt=1 vh=0 ron=1 roff=1e12)\n.options reltol=1e-8\n"
+            ".tran 10u 5m uic\n")
+    with pytest.raises(mna.ConvergenceError, match=r"t = 0\.00022\d* s: S1 switches back .* "
+                       r"\(it chatters"):
+        mna.run(mna.read_string(text))
+
+
 def test_a_switch_that_chatters_is_a_convergence_error():
     """A random deck (ngspice: "timestep too small") whose switch W1 turns back within the
     short steps after its last change: it failed once Newton could not solve a trial step
