@@ -44,6 +44,11 @@ STARTER_STEPS = 2
 # next grid time, and its method: two backward-Euler quarter steps, then a trapezoidal half
 # step, all three on one matrix (backward Euler damps what the corner excites)
 FIXED_RESTART = ((0.25, "be"), (0.5, "be"), (1.0, "trap"))
+# the run's first step is taken unchecked, as an inconsistent start's (a source's slope forced
+# through a capacitor), after this many shorter tries in a row whose rates' jump from the
+# start held: a consistent start's shrinks with the step once the step is below about three
+# of its time constants, which tries 8 times shorter each reach from 1,000 of them
+START_HOLDS = 4
 EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign is located
 # after an event, two backward-Euler steps of this fraction of the restart step, too short
 # for their error to count: the first reaches the new law's path (the event's point lies off
@@ -170,7 +175,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
     h = policy.first
-    start_checked, start_jump, start_step = True, math.inf, 1.0   # of the run's first step
+    start_checked, start_jump, start_step, start_held = True, math.inf, 1.0, 0   # first step
     if policy.adaptive:   # ngspice's first step, a hundredth of the way to a corner (the
         h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # error may shorten it)
 
@@ -267,10 +272,13 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     policy.tolerances, solver.stores, starting=starting)
                 if starting:   # the new point's rates near a consistent start's as the step
                     # shrinks; where the start's rates are off (a source's slope forced
-                    # through a capacitor) or it jumps, their difference holds: that step is
-                    # taken, as is one that no shorter step could replace
+                    # through a capacitor) or it jumps, their difference holds: after
+                    # START_HOLDS such tries the step is taken, as is one that no shorter
+                    # step could replace
                     jump = _rate_jump(flows[0], step.flow, policy.tolerances, solver.stores)
-                    start_checked = (jump <= start_jump * math.sqrt(h / start_step)
+                    held = jump > start_jump * math.sqrt(h / start_step)
+                    start_held = start_held + 1 if held else 0
+                    start_checked = (start_held < START_HOLDS
                                      and h / RETRY_SHRINK >= policy.hmin)
                     start_jump, start_step = jump, h
                     estimate = estimate if start_checked else math.inf
