@@ -40,6 +40,13 @@ FIRST_FRACTION = 0.1    # of the step a restart would take, for the run's first 
 # is inconsistent there (an impulse through an inductor whose current a source's derivative
 # forces), the second gives rates of the new path, from which the trapezoidal rule goes on
 STARTER_STEPS = 2
+# a consistent start (its rates those of the path) is opened by the trapezoidal rule instead,
+# as two half steps (its rates at both ends fit its points exactly, so its error is estimated
+# from the start's rates and the two new points): backward Euler errs there by half the
+# change of each rate over its step, which against a rate that grows from zero (an inductor
+# at rest while a voltage builds across it) is of the rate's own size at any step, so that
+# no step is short enough for a tight reltol
+OPENER = "trap"
 # a fixed-step run's restart: where each of its steps ends, as a fraction of the way to the
 # next grid time, and its method: two backward-Euler quarter steps, then a trapezoidal half
 # step, all three on one matrix (backward Euler damps what the corner excites)
@@ -132,10 +139,11 @@ class Statistics:
 
 class _Step:
     """One step's outcome: the new point, its charges and their rates, and its switching
-    functions."""
+    functions; the opener's also its point halfway (`middle`)."""
 
     def __init__(self, x, charge, flow, switching):
         self.x, self.charge, self.flow, self.switching = x, charge, flow, switching
+        self.middle: _Step | None = None
 
 
 def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np.ndarray,
@@ -167,6 +175,9 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     corners = sorted(set(breakpoints.tolist()))
     accept(0.0, x0, False)
     starter = method(scheme.starter) if scheme.starter else scheme
+    opener = method(OPENER) if scheme.starter else starter
+    started = max(STARTER_STEPS, scheme.steps - 1)   # restart steps before the scheme's own
+    second_order_start = opener is not starter   # until the start shows itself inconsistent
     t, since_restart, next_target = 0.0, 0, 0
     previous = 0.0         # the last step taken (as the method took it)
     restart_from = 0.0     # a fixed run's last grid time
@@ -203,6 +214,27 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             flow = np.multiply(charge, gamma)
             flow -= history
         return _Step(x, charge, flow, solver.switching(x, t_new))
+
+    def remember(time: float, step: _Step) -> None:
+        times.append(time)
+        charges.append(step.charge)
+        flows.append(step.flow)
+        states.append(step.x)
+
+    def opening_halves(h: float, t_new: float, landing: bool) -> _Step:
+        """The opener's step from the start to `t_new` as two half steps."""
+        nonlocal previous
+        middle = attempt(opener, h / 2, t + h / 2, False)
+        remember(t + h / 2, middle)
+        previous = h / 2
+        try:
+            step = attempt(opener, h / 2, t_new, landing)
+        finally:
+            for history in (times, charges, flows, states):
+                history.pop()
+            previous = 0.0
+        step.middle = middle
+        return step
 
     def shorter(failure: NewtonFailure, t_new: float, h: float) -> float:
         """The step to retry with after Newton failed on one of `h` to `t_new`."""
@@ -242,9 +274,10 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 else:
                     h = solver.step_size(h)
                 t_new = target if landing else t + h
-                use = scheme if since_restart >= max(STARTER_STEPS, scheme.steps - 1) else starter
+                opening = second_order_start and len(times) == 1 and t == 0.0
+                use = opener if opening else scheme if since_restart >= started else starter
             else:   # the grid n hmax; a grid time within round-off of a breakpoint is on it
-                use = scheme
+                use, opening = scheme, False
                 t_new = min((round(restart_from / policy.hmax) + 1) * policy.hmax, tstop)
                 if scheme.starter and since_restart < len(FIXED_RESTART):
                     end, name = FIXED_RESTART[since_restart]
@@ -255,7 +288,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 h = _nominal(t_new - t, t_new, policy.hmax)
             attempts += 1
             try:
-                step = attempt(use, h, t_new, landing)
+                step = opening_halves(h, t_new, landing) if opening else attempt(
+                    use, h, t_new, landing)
             except NewtonFailure as failure:
                 h, since_restart = shorter(failure, t_new, h), 0
                 continue
@@ -263,24 +297,31 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 raise SingularSystemError(
                     f"the solution is not finite at t = {t_new:.6g} s (it grows without bound, "
                     "or the step met a singular matrix)")
-            allowed = h * GROWTH
-            starting = (len(times) == 1 and t == 0.0 and use.order == 1 and not use.explicit
-                        and start_checked)
+            taken = h / 2 if opening else h   # the last step's length
+            allowed = taken * GROWTH
+            # the run's first step is estimated with the start's rates
+            starting = (len(times) == 1 and t == 0.0 and not use.explicit and start_checked
+                        and (opening or use.order == 1))
+            new = ([*times, t + taken, t_new], [*charges, step.middle.charge, step.charge],
+                   [*flows, step.middle.flow, step.flow]) if opening else (
+                       [*times, t_new], [*charges, step.charge], [*flows, step.flow])
             if policy.adaptive and (len(times) >= use.order + 1 or starting):
-                estimate = truncation_step(
-                    use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
-                    policy.tolerances, solver.stores, starting=starting)
+                estimate = truncation_step(use, *new, policy.tolerances, solver.stores,
+                                           starting=starting)
                 if starting:   # the new point's rates near a consistent start's as the step
                     # shrinks; where the start's rates are off (a source's slope forced
                     # through a capacitor) or it jumps, their difference holds: after
-                    # START_HOLDS such tries the step is taken, as is one that no shorter
-                    # step could replace
+                    # START_HOLDS such tries the starter's step is taken unchecked, as is
+                    # one that no shorter step could replace
                     jump = _rate_jump(flows[0], step.flow, policy.tolerances, solver.stores)
                     held = jump > start_jump * math.sqrt(h / start_step)
                     start_held = start_held + 1 if held else 0
                     start_checked = (start_held < START_HOLDS
                                      and h / RETRY_SHRINK >= policy.hmin)
                     start_jump, start_step = jump, h
+                    if not start_checked and opening:   # the same step by the starter
+                        second_order_start = False
+                        continue
                     estimate = estimate if start_checked else math.inf
                 allowed = min(allowed, estimate)
                 if allowed == 0.0:   # the charges' differences overflow, the points do not yet
@@ -288,13 +329,12 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         f"the solution grows without bound at t = {t_new:.6g} s (its largest "
                         f"value is {np.max(np.abs(step.x)):.3g}: an unstable circuit, or a "
                         "value far off)")
-                if allowed < REJECT_BELOW * h:
+                if allowed < REJECT_BELOW * taken:
                     stats.rejected += 1
-                    h = max(allowed, h / RETRY_SHRINK)
+                    h = max(allowed * h / taken, h / RETRY_SHRINK)
                     if h < policy.hmin:
                         worst, tolerance = truncation_limit(
-                            use, [*times, t_new], [*charges, step.charge], [*flows, step.flow],
-                            policy.tolerances, solver.stores, starting=starting)
+                            use, *new, policy.tolerances, solver.stores, starting=starting)
                         limit = _limited_by(solver.unknowns[worst], tolerance, policy)
                         raise ConvergenceError(
                             f"transient: time step too small at t = {t:.6g} s (the truncation "
@@ -318,10 +358,13 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         f"{t:.6g} s ({failure.reason}); largest residuals in "
                         f"{failure.worst(solver.unknowns)}") from None
                 landing = False
-            times.append(t_new)
-            charges.append(step.charge)
-            flows.append(step.flow)
-            states.append(step.x)
+            if step.middle is not None:   # the opener's (not an event's located step)
+                previous, h = taken, taken
+                remember(t + taken, step.middle)
+                accept(t + taken, step.middle.x, False)
+                stats.accepted += 1
+                since_restart = started - 1
+            remember(t_new, step)
             if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
                 accept(t_new, step.x, landing and t_new in corners)   # are not on its grid
             stats.accepted += 1

@@ -108,6 +108,27 @@ def test_the_first_step_of_a_consistent_start_is_checked_while_its_rates_settle(
     assert errors[0] < 1e-2 and errors[1] < 1e-3 and errors[1] < errors[0] / 10
 
 
+def test_a_consistent_start_with_an_inductor_at_rest_meets_a_tight_reltol():
+    """The deck above at reltol 1e-8 and 1e-10: L0's voltage starts at 1.6 V and moves at
+    4e6 V/s while its current is at rest. Backward Euler errs there by half of its rate's
+    change over a step, as large as the rate itself, so its start stopped with a step too
+    small (7e-15 s needed); the trapezoidal opener runs, and the error against the matrix
+    exponential shrinks with reltol."""
+    R, C, L, source, start = 14.2996, 1.15984e-07, 0.00710242, 9.00803, 1.64708
+    A = np.array([[-1 / (R * C), -1 / C], [1 / L, 0.0]])
+    offset = np.linalg.solve(A, [source / (R * C), 0.0])
+    errors = []
+    for reltol in (1e-8, 1e-10):
+        t, result = run(f"start\nV0 vs 0 DC {source}\nR6 vs n1 {R}\nC1 n1 0 C={C} IC={start}\n"
+                        f"L0 n1 0 L={L} IC=0\n.options reltol={reltol}\n"
+                        ".tran 0.000223265 0.0223265 uic\n")
+        early = t < 2e-5
+        exact = [(scipy.linalg.expm(A * k) @ ([start, 0.0] + offset) - offset)[0]
+                 for k in t[early]]
+        errors.append(np.max(np.abs(result["V(n1)"][early] - exact)))
+    assert errors[0] < 2e-4 and errors[1] < errors[0] / 10
+
+
 def test_the_first_step_of_a_stiff_consistent_start_is_checked():
     """C0 charges through a closed switch's 0.9 Ohm (tau = 90 ns) from 1.84 V towards 8.3 V,
     C1 beside it through 1.3 kOhm: a consistent start whose first try (0.26 us, 2.9 tau)
