@@ -351,12 +351,12 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 try:
                     h, t_new, step = _locate(attempt, use, t, h, switching, step, solver,
                                              EVENT_FRACTION * policy.hmax, judged)
-                # a trial within a step that converged fails: ngspice gives up there too
+                # a trial shorter than a step that converged can fail where a law is steep
+                # (a Stribeck friction falls by fs - fc within vs of its stop): the step is
+                # retried shorter, as when its own Newton fails
                 except NewtonFailure as failure:
-                    raise ConvergenceError(
-                        f"transient: Newton failed locating a switching event after t = "
-                        f"{t:.6g} s ({failure.reason}); largest residuals in "
-                        f"{failure.worst(solver.unknowns)}") from None
+                    h, since_restart = shorter(failure, t_new, h), 0
+                    continue
                 landing = False
             if step.middle is not None:   # the opener's (not an event's located step)
                 previous, h = taken, taken
