@@ -191,6 +191,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     attempted = 0.0        # the step in which the last event was located
     h = policy.first
     start_checked, start_jump, start_step, start_held = True, math.inf, 1.0, 0   # first step
+    start_ringing = math.inf   # of the opener's last try (see `_ringing`)
     if policy.adaptive:   # ngspice's first step, a hundredth of the way to a corner (the
         h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # error may shorten it)
 
@@ -319,14 +320,24 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     # START_HOLDS such tries the starter's step is taken unchecked, as is
                     # one that no shorter step could replace
                     jump = _rate_jump(flows[0], step.flow, policy.tolerances, solver.stores)
-                    held = jump > start_jump * math.sqrt(h / start_step)
-                    start_held = start_held + 1 if held else 0
+                    shrink = math.sqrt(h / start_step)
+                    start_held = start_held + 1 if jump > start_jump * shrink else 0
                     start_checked = (start_held < START_HOLDS
                                      and h / RETRY_SHRINK >= policy.hmin)
                     start_jump, start_step = jump, h
-                    if not start_checked and opening:   # the same step by the starter
-                        second_order_start = False
-                        continue
+                    if opening:   # its rates must not alternate; where they do and that
+                        # holds, or no shorter step is left, the start is the starter's
+                        ringing = _ringing(flows[0], step.middle.flow, step.flow,
+                                           policy.tolerances, solver.stores)
+                        ringing_held = ringing > start_ringing * shrink
+                        start_ringing = ringing
+                        if not start_checked or (ringing > 1.0 and ringing_held):
+                            second_order_start = False
+                            continue
+                        if ringing > 1.0:
+                            stats.rejected += 1
+                            h /= RETRY_SHRINK
+                            continue
                     estimate = estimate if start_checked else math.inf
                 allowed = min(allowed, estimate)
                 if allowed == 0.0:   # the charges' differences overflow, the points do not yet
@@ -446,6 +457,19 @@ def _rate_jump(start: np.ndarray, rates: np.ndarray, tolerances, stores: np.ndar
     start's rates are the solution's (its estimate's tolerances change as the rates do)."""
     reltol, abstol = tolerances[:2]
     weighted = np.abs(rates - start) / (abstol + reltol * np.abs(start))
+    return float(np.max(weighted, initial=0.0, where=stores))
+
+
+def _ringing(start: np.ndarray, middle: np.ndarray, end: np.ndarray, tolerances,
+             stores: np.ndarray) -> float:
+    """How far the opener's rates halfway stray from the mean of those at its ends, each in
+    its tolerance (``abstol + reltol |Q'|``): on a smooth path by the rates' curvature, an
+    eighth of their second derivative times the step squared; from a start whose rates are
+    off (a source's slope forced through a capacitor), which the trapezoidal rule carries
+    on with alternate signs, by that offset, whatever the step."""
+    reltol, abstol = tolerances[:2]
+    largest = np.maximum(np.maximum(np.abs(start), np.abs(end)), np.abs(middle))
+    weighted = np.abs(middle - (start + end) / 2) / (abstol + reltol * largest)
     return float(np.max(weighted, initial=0.0, where=stores))
 
 

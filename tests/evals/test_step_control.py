@@ -85,62 +85,72 @@ def test_the_first_step_is_short_enough_for_a_fast_circuit():
     assert np.max(np.abs(result["I(V1)"][rising] - exact)) < 5e-3 * 1e-5
 
 
-def test_the_first_step_of_a_consistent_start_is_checked_while_its_rates_settle():
-    """C1 charges from 1.647 V through R6 (tau = 1.66 us) with L0 at rest across it (uic):
-    a consistent start. Its first steps tried (1.05 tau, then 0.13 tau) are not yet short
-    against tau, so their error estimates shrank faster than the step (their tolerances
-    fell with the new point's rates) and read as an inconsistent start: the step of 0.13 tau
-    was taken unchecked, V(n1) 0.052 V off (0.6% of its range) at every reltol. Judged by
-    how the new point's rates near the start's, it is checked: the error against the
-    matrix exponential shrinks with reltol."""
+def rlc_start(reltol: float | None = None):
+    """C1 charges from 1.647 V through R6 (tau = 1.66 us) with L0 at rest across it (uic),
+    a first step of 2.2 us: its points, V(n1) and V(n1) by the matrix exponential of
+    x' = A (x + offset), x = (V(n1), I(L0)), on the eigenvectors of A."""
     R, C, L, source, start = 14.2996, 1.15984e-07, 0.00710242, 9.00803, 1.64708
+    options = f".options reltol={reltol}\n" if reltol else ""
+    t, result = run(f"start\nV0 vs 0 DC {source}\nR6 vs n1 {R}\nC1 n1 0 C={C} IC={start}\n"
+                    f"L0 n1 0 L={L} IC=0\n{options}.tran 0.000223265 0.0223265 uic\n")
     A = np.array([[-1 / (R * C), -1 / C], [1 / L, 0.0]])
-    offset = np.linalg.solve(A, [source / (R * C), 0.0])   # x' = A (x + offset)
+    offset = np.linalg.solve(A, [source / (R * C), 0.0])
+    rates, vectors = np.linalg.eig(A)
+    weights = np.linalg.solve(vectors, [start, 0.0] + offset)
+    exact = (vectors[0] * weights * np.exp(np.outer(t, rates))).sum(axis=1).real - offset[0]
+    return t, result["V(n1)"], exact
+
+
+def test_the_first_step_of_a_consistent_start_is_checked_while_its_rates_settle():
+    """`rlc_start`, a consistent start. Its first steps tried (1.05 tau, then 0.13 tau) are
+    not yet short against tau, so their error estimates shrank faster than the step (their
+    tolerances fell with the new point's rates) and read as an inconsistent start: the step
+    of 0.13 tau was taken unchecked, V(n1) 0.052 V off (0.6% of its range) at every reltol.
+    Judged by how the new point's rates near the start's, it is checked: the error against
+    the matrix exponential shrinks with reltol."""
     errors = []
     for reltol in (1e-5, 1e-7):
-        t, result = run(f"start\nV0 vs 0 DC {source}\nR6 vs n1 {R}\nC1 n1 0 C={C} IC={start}\n"
-                        f"L0 n1 0 L={L} IC=0\n.options reltol={reltol}\n"
-                        ".tran 0.000223265 0.0223265 uic\n")   # a first step of 2.2 us
+        t, got, exact = rlc_start(reltol)
         early = t < 2e-5
-        exact = [(scipy.linalg.expm(A * k) @ ([start, 0.0] + offset) - offset)[0]
-                 for k in t[early]]
-        errors.append(np.max(np.abs(result["V(n1)"][early] - exact)))
+        errors.append(np.max(np.abs(got[early] - exact[early])))
     assert errors[0] < 1e-2 and errors[1] < 1e-3 and errors[1] < errors[0] / 10
 
 
 def test_a_consistent_start_with_an_inductor_at_rest_meets_a_tight_reltol():
-    """The deck above at reltol 1e-8 and 1e-10: L0's voltage starts at 1.6 V and moves at
+    """`rlc_start` at reltol 1e-8 and 1e-10: L0's voltage starts at 1.6 V and moves at
     4e6 V/s while its current is at rest. Backward Euler errs there by half of its rate's
     change over a step, as large as the rate itself, so its start stopped with a step too
     small (7e-15 s needed); the trapezoidal opener runs, and the error against the matrix
     exponential shrinks with reltol."""
-    R, C, L, source, start = 14.2996, 1.15984e-07, 0.00710242, 9.00803, 1.64708
-    A = np.array([[-1 / (R * C), -1 / C], [1 / L, 0.0]])
-    offset = np.linalg.solve(A, [source / (R * C), 0.0])
     errors = []
     for reltol in (1e-8, 1e-10):
-        t, result = run(f"start\nV0 vs 0 DC {source}\nR6 vs n1 {R}\nC1 n1 0 C={C} IC={start}\n"
-                        f"L0 n1 0 L={L} IC=0\n.options reltol={reltol}\n"
-                        ".tran 0.000223265 0.0223265 uic\n")
+        t, got, exact = rlc_start(reltol)
         early = t < 2e-5
-        exact = [(scipy.linalg.expm(A * k) @ ([start, 0.0] + offset) - offset)[0]
-                 for k in t[early]]
-        errors.append(np.max(np.abs(result["V(n1)"][early] - exact)))
+        errors.append(np.max(np.abs(got[early] - exact[early])))
     assert errors[0] < 2e-4 and errors[1] < errors[0] / 10
 
 
 def test_the_opener_is_held_to_the_tolerance_itself_at_the_default_reltol():
-    """The deck above at reltol 1e-3: the opener's two half steps are held to the tolerance
+    """`rlc_start` at reltol 1e-3: the opener's two half steps are held to the tolerance
     (C1's current of 0.51 A times reltol over the 0.87 us they span: 3.8e-3 V a step), not
     to trtol = 7 times it, as ngspice's estimates are: its estimate from the start's rates
     understates the error. With trtol they were 0.055 and 0.064 V off, 0.7% of the range."""
-    R, C, L, source, start = 14.2996, 1.15984e-07, 0.00710242, 9.00803, 1.64708
-    A = np.array([[-1 / (R * C), -1 / C], [1 / L, 0.0]])
-    offset = np.linalg.solve(A, [source / (R * C), 0.0])
-    t, result = run(f"start\nV0 vs 0 DC {source}\nR6 vs n1 {R}\nC1 n1 0 C={C} IC={start}\n"
-                    f"L0 n1 0 L={L} IC=0\n.tran 0.000223265 0.0223265 uic\n")
-    exact = [(scipy.linalg.expm(A * k) @ ([start, 0.0] + offset) - offset)[0] for k in t[1:3]]
-    assert np.max(np.abs(result["V(n1)"][1:3] - exact)) < 0.02
+    t, got, exact = rlc_start()
+    assert np.max(np.abs(got[1:3] - exact[1:3])) < 0.02
+
+
+def test_a_source_ramping_across_a_capacitor_does_not_ring_in_its_current():
+    """V1 ramps at 1 kV/s from t = 0 across C1 (1 uF) and an RL branch (tau = 0.1 ms): the
+    start's rate of C1's charge is off by C1's current, 1 mA, which the trapezoidal rule
+    carries on with alternate signs. The opener took it once at the default reltol (I(V1)
+    -2 mA, 0, -2 mA, ... for the whole run); its rates halfway now show it, and the start is
+    backward Euler's. I(V1) = -(C a + i_L) against the closed form of the RL branch."""
+    C, a, R, L = 1e-6, 1e3, 10.0, 1e-3
+    for reltol in (1e-3, 1e-8):
+        t, result = run(f"ramp\nV1 n1 0 PULSE(0 1 0 1m 1m 1 2)\nC1 n1 0 {C}\nR1 n1 n2 {R}\n"
+                        f"L1 n2 0 {L}\n.options reltol={reltol}\n.save I(V1)\n.tran 10u 0.5m\n")
+        exact = -(C * a + (a / R) * (t - L / R * (1 - np.exp(-t * R / L))))
+        assert np.max(np.abs(result["I(V1)"][1:] - exact[1:])) < 3e-3 * C * a
 
 
 def test_the_first_step_of_a_stiff_consistent_start_is_checked():
