@@ -140,8 +140,11 @@ class Newton:
                 balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
                 # a residual at the round-off of its terms cannot improve: the steps it makes
                 # are noise, which an abstol below that round-off would refuse for ever (a
-                # row whose terms all vanish is at the round-off of its tolerance)
-                exact = np.abs(residual) <= ROUND_OFF * (terms + self.balance_tolerance)
+                # row whose terms all vanish is at the round-off of its tolerance); a
+                # device's terms are its derivatives' (a stuck friction's v = 0 is the
+                # difference of two velocities, whose round-off its residual is)
+                scale = terms + eq.product(np.abs(jacobian), np.abs(x)) + self.balance_tolerance
+                exact = np.abs(residual) <= ROUND_OFF * scale
             x = x_next
             steady = (small.all() or exact.all()) and balanced.all() and not limited
             if steady and hold:

@@ -186,6 +186,28 @@ def test_a_stribeck_block_driven_through_a_backlash_sticks_and_slips_as_solve_iv
     assert errors[0] < 1e-3 and errors[1] < 1e-4 and errors[1] < errors[0] / 5
 
 
+def test_newton_accepts_a_stuck_frictions_residual_at_the_round_off_of_its_terms():
+    # random mechanical network 102: at t = 0.0308 s Newton's update of the stuck friction
+    # Rf1's force alternated by 8.9e-7 N at every step down to 1e-11 s, the round-off of the
+    # masses' terms (m / h), while the residual of Rf1's row v(x2) - v(x1) = 0 was at the
+    # round-off of the two velocities, which its test measured against their difference:
+    # the run stopped at reltol 1e-8 and 1e-10. A device row's round-off is now that of its
+    # derivatives' terms. Checked against a solve_ivp reference split at every change of
+    # law (4.9e-4 of the range at 1e-8); here the runs at 1e-8 and 1e-10 agree
+    text = ("network 102\n.domain translational x1 x2\nCm1 x1 0 m=1.213 IC=-0.203\n"
+            "Cm2 x2 0 m=1.401 IC=0\nLk1 x1 0 k=969.134 IC=0\nLk2 x2 0 k=49.102 IC=0.159\n"
+            "Rb1 x2 x1 b=0.0236\nRf1 x2 x1 fr1\n"
+            ".model fr1 friction(fc=2.232 fs=2.654 vs=0.000128 b=0.291)\nRf2 x2 0 fr2\n"
+            ".model fr2 friction(fc=1.669 fs=2.606 vs=0.00906 b=0)\nLc1 x1 x2 c1\n"
+            ".model c1 backlash(k=1930 d=6.939 b=0.0103 x0=-0.00277)\n"
+            "If1 0 x1 PWL(0 0 0.922 -0.8462)\n.options reltol=1e-8\n.tran 0.01 2 uic\n")
+    time, frame = transient(text)
+    fine_time, fine = transient(text.replace("reltol=1e-8", "reltol=1e-10"))
+    for node in ("V(x1)", "V(x2)"):
+        finer = np.interp(time, fine_time, fine[node].to_numpy())
+        assert np.max(np.abs(frame[node].to_numpy() - finer)) < 1e-4   # V(x1) spans 0.27
+
+
 def test_a_step_that_the_tolerance_cannot_meet_names_the_equation_and_abstol():
     # block m1 stops against its friction while the backlash to m0 ramps its force at about
     # 800 N/s: it breaks away from rest, and at reltol = 1e-8 the restart's backward-Euler
