@@ -307,11 +307,12 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             # the run's first step is estimated with the start's rates
             starting = (len(times) == 1 and t == 0.0 and not use.explicit and start_checked
                         and (opening or use.order == 1))
-            new = ([*times, t + taken, t_new], [*charges, step.middle.charge, step.charge],
-                   [*flows, step.middle.flow, step.flow]) if opening else (
-                       [*times, t_new], [*charges, step.charge], [*flows, step.flow])
-            tolerances = (*policy.tolerances[:3], OPENER_TRTOL) if opening else policy.tolerances
             if policy.adaptive and (len(times) >= use.order + 1 or starting):
+                new = ([*times, t + taken, t_new], [*charges, step.middle.charge, step.charge],
+                       [*flows, step.middle.flow, step.flow]) if opening else (
+                           [*times, t_new], [*charges, step.charge], [*flows, step.flow])
+                tolerances = ((*policy.tolerances[:3], OPENER_TRTOL) if opening
+                              else policy.tolerances)
                 estimate = truncation_step(use, *new, tolerances, solver.stores,
                                            starting=starting)
                 if starting:   # the new point's rates near a consistent start's as the step

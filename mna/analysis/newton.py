@@ -143,10 +143,10 @@ class Newton:
                 # row whose terms all vanish is at the round-off of its tolerance); a
                 # device's terms are its derivatives' (a stuck friction's v = 0 is the
                 # difference of two velocities, whose round-off its residual is)
-                scale = terms + eq.product(np.abs(jacobian), np.abs(x)) + self.balance_tolerance
-                exact = np.abs(residual) <= ROUND_OFF * scale
+                still = small.all() or bool(np.all(np.abs(residual) <= ROUND_OFF * (
+                    terms + eq.product(np.abs(jacobian), np.abs(x)) + self.balance_tolerance)))
             x = x_next
-            steady = (small.all() or exact.all()) and balanced.all() and not limited
+            steady = still and balanced.all() and not limited
             if steady and hold:
                 hold = False   # the OFF instances go free from here
             elif steady and eq.devices_converged(x, evaluated_at):
