@@ -60,6 +60,12 @@ FIXED_RESTART = ((0.25, "be"), (0.5, "be"), (1.0, "trap"))
 # start held: a consistent start's shrinks with the step once the step is below about three
 # of its time constants, which tries 8 times shorter each reach from 1,000 of them
 START_HOLDS = 4
+# the opener's rates halfway stray from the mean of its end rates by their curvature, which
+# shrinks as the step squared, and by an alternation from rates that are off, which holds:
+# two tries whose ringing fell by within this factor of the square of their steps' ratio
+# tell the two apart (the curvature alone can exceed a tight tolerance down to the steps
+# where the rates' rounding sets in)
+SQUARE_SPREAD = 1.25
 EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign is located
 # after an event, two backward-Euler steps of this fraction of the restart step, too short
 # for their error to count: the first reaches the new law's path (the event's point lies off
@@ -321,7 +327,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     # START_HOLDS such tries the starter's step is taken unchecked, as is
                     # one that no shorter step could replace
                     jump = _rate_jump(flows[0], step.flow, policy.tolerances, solver.stores)
-                    shrink = math.sqrt(h / start_step)
+                    shortened = start_step / h   # against the last try
+                    shrink = 1 / math.sqrt(shortened)
                     start_held = start_held + 1 if jump > start_jump * shrink else 0
                     start_checked = (start_held < START_HOLDS
                                      and h / RETRY_SHRINK >= policy.hmin)
@@ -331,11 +338,13 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         ringing = _ringing(flows[0], step.middle.flow, step.flow,
                                            policy.tolerances, solver.stores)
                         ringing_held = ringing > start_ringing * shrink
+                        steady = ringing <= 1.0 or _alternating(
+                            start_ringing, ringing, shortened) <= 1.0
                         start_ringing = ringing
-                        if not start_checked or (ringing > 1.0 and ringing_held):
+                        if not start_checked or (not steady and ringing_held):
                             second_order_start = False
                             continue
-                        if ringing > 1.0:
+                        if not steady:
                             stats.rejected += 1
                             h /= RETRY_SHRINK
                             continue
@@ -472,6 +481,18 @@ def _ringing(start: np.ndarray, middle: np.ndarray, end: np.ndarray, tolerances,
     largest = np.maximum(np.maximum(np.abs(start), np.abs(end)), np.abs(middle))
     weighted = np.abs(middle - (start + end) / 2) / (abstol + reltol * largest)
     return float(np.max(weighted, initial=0.0, where=stores))
+
+
+def _alternating(longer: float, ringing: float, shortened: float) -> float:
+    """The part of the opener's `ringing` that does not shrink with its step, from the
+    `longer` try's, whose step was `shortened` times this one's: a smooth path's ringing
+    shrinks as the step squared, an alternation's holds. Where the two tries do not show
+    the square (their steps too long for it, or the rates' rounding), infinite."""
+    square = shortened**2
+    if not (shortened > 1.0 and square / SQUARE_SPREAD <= longer / ringing
+            <= square * SQUARE_SPREAD):
+        return math.inf
+    return (square * ringing - longer) / (square - 1)
 
 
 def _crossed(before: np.ndarray, after: np.ndarray, modes: np.ndarray) -> np.ndarray:
