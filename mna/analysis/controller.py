@@ -247,6 +247,27 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         step.middle = middle
         return step
 
+    def echoing(h: float, t_new: float, landing: bool, step: _Step) -> np.ndarray:
+        """The equations whose rates halfway in the opener's `step` echo the start's: the
+        opener once more from start rates moved by half their straying (its rates halfway
+        against the mean of its end rates), and where that takes more than half of the
+        straying away. There the trapezoidal rule carries an offset of the start's rates
+        on with alternate signs (a charge that the constraints hold, a capacitor across a
+        source; a mode far faster than the step), whose straying the move would cancel;
+        elsewhere the new charges take the move up, three quarters of the straying stay,
+        and it is the rates' curvature."""
+        start = flows[0]
+        straying = step.middle.flow - (start + step.flow) / 2
+        moved = flows[0] = start + straying / 2
+        try:
+            nudged = opening_halves(h, t_new, landing)
+        except NewtonFailure:
+            return solver.stores
+        finally:
+            flows[0] = start
+        left = nudged.middle.flow - (moved + nudged.flow) / 2
+        return solver.stores & (np.abs(left) < np.abs(straying) / 2)
+
     def shorter(failure: NewtonFailure, t_new: float, h: float) -> float:
         """The step to retry with after Newton failed on one of `h` to `t_new`."""
         stats.failed += 1
@@ -338,8 +359,11 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         ringing = _ringing(flows[0], step.middle.flow, step.flow,
                                            policy.tolerances, solver.stores)
                         ringing_held = ringing > start_ringing * shrink
-                        steady = ringing <= 1.0 or _alternating(
-                            start_ringing, ringing, shortened) <= 1.0
+                        steady = (ringing <= 1.0
+                                  or _alternating(start_ringing, ringing, shortened) <= 1.0
+                                  or _ringing(flows[0], step.middle.flow, step.flow,
+                                              policy.tolerances,
+                                              echoing(h, t_new, landing, step)) <= 1.0)
                         start_ringing = ringing
                         if not start_checked or (not steady and ringing_held):
                             second_order_start = False

@@ -130,6 +130,53 @@ def test_a_consistent_start_with_an_inductor_at_rest_meets_a_tight_reltol():
     assert errors[0] < 2e-4 and errors[1] < errors[0] / 10
 
 
+def linear_network(nodes, resistors, capacitors, inductors, currents):
+    """The rates of a network of R, C, L and constant current sources, its state the
+    inductors' currents (from their first node through them to the second) and then the
+    capacitors' voltages; and its node voltages, by nodal analysis with each capacitor a
+    voltage source of its voltage. Elements are (a, b, value) with "0" the reference."""
+    index = {name: k for k, name in enumerate(nodes)}
+    size = len(nodes) + len(capacitors)
+
+    def voltages(state):
+        matrix, rhs = np.zeros((size, size)), np.zeros(size)
+
+        def inject(node, current):
+            if node != "0":
+                rhs[index[node]] += current
+
+        for a, b, r in resistors:
+            for p, q in ((a, b), (b, a)):
+                if p != "0":
+                    matrix[index[p], index[p]] += 1 / r
+                    if q != "0":
+                        matrix[index[p], index[q]] -= 1 / r
+        for (a, b, _), current in zip(inductors, state):
+            inject(a, -current)
+            inject(b, current)
+        for a, b, current in currents:
+            inject(a, -current)
+            inject(b, current)
+        for k, ((a, b, _), voltage) in enumerate(zip(capacitors, state[len(inductors):])):
+            row = len(nodes) + k
+            for node, sign in ((a, 1), (b, -1)):
+                if node != "0":
+                    matrix[index[node], row] += sign   # its current leaves a, enters b
+                    matrix[row, index[node]] = sign
+            rhs[row] = voltage
+        return np.linalg.solve(matrix, rhs)
+
+    def potential(v, node):
+        return 0.0 if node == "0" else v[index[node]]
+
+    def rates(t, state):
+        v = voltages(state)
+        return ([(potential(v, a) - potential(v, b)) / value for a, b, value in inductors]
+                + [v[len(nodes) + k] / value for k, (_, _, value) in enumerate(capacitors)])
+
+    return voltages, rates
+
+
 def test_a_consistent_start_whose_rates_curve_fast_meets_a_tight_reltol():
     """A network of two inductors and a capacitor at rest (uic) fed by a current source (a
     random network's; time constants 56 ns, 5.4 us and 1.6 ms): the opener's rates halfway
@@ -138,37 +185,16 @@ def test_a_consistent_start_whose_rates_curve_fast_meets_a_tight_reltol():
     the step squared from try to try, which an alternation from rates that are off would
     not, so the opener is taken; the start was backward Euler's, which stopped with a step
     too small. Against solve_ivp of the same network."""
+    nodes = ["n1", "n2", "n3", "n4", "n5"]
     resistors = [("n2", "n1", 2528.67), ("n4", "n3", 40.3038), ("n5", "0", 1720.14),
                  ("n3", "n2", 1599.05), ("0", "n4", 1348.08), ("n2", "n5", 706.199)]
-    C1, L1, L2, I1 = 2.24864e-06, 4.92619e-05, 0.0136875, 0.00892
-    nodes = ["n1", "n2", "n3", "n4", "n5"]
-    index = {name: k for k, name in enumerate(nodes)}
-
-    def voltages(state):
-        """Node voltages and C1's current for (i(L1), i(L2), v(C1)): nodal analysis with C1
-        a voltage source of its voltage."""
-        i_l1, i_l2, v_c1 = state
-        matrix, rhs = np.zeros((6, 6)), np.zeros(6)
-        for a, b, r in resistors:
-            for p, q in ((a, b), (b, a)):
-                if p != "0":
-                    matrix[index[p], index[p]] += 1 / r
-                    if q != "0":
-                        matrix[index[p], index[q]] -= 1 / r
-        rhs[index["n3"]] += i_l1 - I1      # L1 from ground into n3; I1 out of n3 into n4
-        rhs[index["n4"]] += I1
-        rhs[index["n1"]] -= i_l2           # L2 from n1 to ground
-        matrix[index["n3"], 5] += 1        # C1's current leaves n3 and enters n2
-        matrix[index["n2"], 5] -= 1
-        matrix[5, index["n3"]], matrix[5, index["n2"]], rhs[5] = 1, -1, v_c1
-        return np.linalg.solve(matrix, rhs)
-
-    def rates(t, state):
-        v = voltages(state)
-        return [-v[index["n3"]] / L1, v[index["n1"]] / L2, v[5] / C1]
-
+    capacitors = [("n3", "n2", 2.24864e-06)]
+    inductors = [("0", "n3", 4.92619e-05), ("n1", "0", 0.0136875)]
+    currents = [("n3", "n4", 0.00892)]
+    voltages, rates = linear_network(nodes, resistors, capacitors, inductors, currents)
     deck = ("network\n" + "".join(f"R{k} {a} {b} {r}\n" for k, (a, b, r) in enumerate(resistors))
-            + f"C1 n3 n2 {C1}\nL1 0 n3 {L1}\nL2 n1 0 {L2} IC=0\nI1 n3 n4 DC {I1}\n")
+            + "".join(f"L{k} {a} {b} {x}\n" for k, (a, b, x) in enumerate(inductors))
+            + "C1 n3 n2 2.24864e-06\nI1 n3 n4 DC 0.00892\n")
     errors = []
     for reltol in (1e-6, 1e-8):
         t, result = run(deck + f".options reltol={reltol}\n.tran 0.000117 0.00585 uic\n")
@@ -179,6 +205,37 @@ def test_a_consistent_start_whose_rates_curve_fast_meets_a_tight_reltol():
         got = np.column_stack([result[f"V({name})"][early] for name in nodes])
         errors.append(np.max(np.abs(got - exact)) / np.ptp(exact))
     assert errors[1] < 1e-5 and errors[1] < errors[0] / 10
+
+
+def test_a_consistent_start_whose_rates_grow_from_zero_meets_reltol_1e_6():
+    """Three inductors at rest and a capacitor at 0.611 V (uic), a constant current source
+    (a random network's): the voltages across the inductors start at 0 and grow as the
+    capacitor discharges, and the opener's rates halfway stray from the mean of its end
+    rates by their curvature, beyond a tolerance that is reltol times those small rates at
+    every step down to the steps where the rates' rounding sets in. Those are inductors'
+    rates, whose offset their currents would take up: they echo no change of the start's
+    rates, so the opener is taken (the start was backward Euler's, and stopped with a step
+    too small at reltol 1e-6). Against solve_ivp of the same network."""
+    nodes = ["n1", "n2", "n3", "n4"]
+    resistors = [("n2", "n1", 1604.01), ("n3", "n1", 70.5731), ("0", "n1", 1701.69),
+                 ("n4", "n1", 188.981), ("n3", "n1", 125.609), ("n4", "n1", 8949.04),
+                 ("n4", "n2", 4577.67)]
+    capacitors = [("n3", "n4", 9.74086e-06)]
+    inductors = [("n1", "0", 0.0343354), ("n4", "n2", 0.000341847), ("n2", "0", 0.000105494)]
+    currents = [("n4", "n2", 0.003027)]
+    voltages, rates = linear_network(nodes, resistors, capacitors, inductors, currents)
+    deck = ("network\n" + "".join(f"R{k} {a} {b} {r}\n" for k, (a, b, r) in enumerate(resistors))
+            + "".join(f"L{k} {a} {b} {x}\n" for k, (a, b, x) in enumerate(inductors))
+            + "C1 n3 n4 9.74086e-06 IC=0.611\nI1 n4 n2 DC 0.003027\n")
+    errors = []
+    for reltol in (1e-4, 1e-5, 1e-6):
+        t, result = run(deck + f".options reltol={reltol}\n.tran 5.76e-05 1m uic\n")
+        solution = solve_ivp(rates, (0, t[-1]), [0.0, 0.0, 0.0, 0.611], method="Radau",
+                             rtol=1e-12, atol=1e-16, t_eval=t)
+        exact = np.array([voltages(state)[:4] for state in solution.y.T])
+        got = np.column_stack([result[f"V({name})"] for name in nodes])
+        errors.append(np.max(np.abs(got - exact)) / np.ptp(exact))
+    assert errors[2] < 1e-4 and errors[2] < errors[0] / 10
 
 
 def test_the_opener_is_held_to_the_tolerance_itself_at_the_default_reltol():
