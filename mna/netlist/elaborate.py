@@ -46,6 +46,15 @@ from mna.units import read_number
 
 log = logging.getLogger(__name__)
 
+# what LTspice's libraries write into device models for their parts browser, read by no
+# simulator (ngspice ignores them with a warning): ratings, the manufacturer, a diode's type
+_TRANSISTOR_DATASHEET = frozenset({"vceo", "icrating", "mfg"})
+_FET_DATASHEET = frozenset({"vds", "ron", "qg", "mfg"})
+DATASHEET_VALUES = {"d": frozenset({"iave", "vpk", "mfg", "type"}),
+                    "npn": _TRANSISTOR_DATASHEET, "pnp": _TRANSISTOR_DATASHEET,
+                    "njf": _FET_DATASHEET, "pjf": _FET_DATASHEET,
+                    "nmos": _FET_DATASHEET, "pmos": _FET_DATASHEET}
+
 SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
 # what ngspice reads and mna does not: refused by name, never skipped unseen
 UNSUPPORTED_CARDS = {".sp": "S-parameter analysis",
@@ -555,12 +564,20 @@ class _Elaborator:
             raise NetlistError(f"usage: {usage}", card.location)
         reader = self._reader(card, scope, usage)
         values = {}
+        datasheet = DATASHEET_VALUES.get(kind.lower(), frozenset())
+        unused = []
         for item, place in zip(params, places):
             if not isinstance(item, Assign) or not isinstance(item.key, str):
                 raise NetlistError(f"expected param=value in .model, found '{field_text(item)}'",
                                    place)
+            if item.name.lower() in datasheet:
+                unused.append(field_text(item))
+                continue
             values[item.name.lower()] = reader.evaluate(item.values[0], item.name,
                                                         item.places[0])
+        if unused:
+            log.info("%s: model %s: %s: datasheet values of LTspice's libraries, not "
+                     "parameters of the model; not used", card.location, name, " ".join(unused))
         key = scope.models.get(name.lower(), name.lower())
         if key in self.models:
             raise NetlistError(f"model '{name}' is defined twice", card.place(0))

@@ -658,3 +658,42 @@ def test_an_output_printed_for_several_analyses_is_one_column():
             ".print ac vdb(out) V(in)\n.save v(OUT)\n.op\n")
     (op,) = mna.run(mna.read_string(text))
     assert op.names == ("V(out)", "VDB(out)", "V(in)")
+
+
+VENDOR_MODELS = """LTspice-style vendor models
+.options reltol=1e-8 vntol=1e-12 abstol=1e-16
+Vc c 0 DC 5
+Vb b 0 DC 0.7
+Q1 c b 0 Q2N3904
+V1 a 0 DC 1
+R1 a d 100
+D1 d 0 D1N4148
+.model Q2N3904 NPN(IS=1E-14 VAF=100 Bf=300 IKF=0.4 XTB=1.5 BR=4 CJC=4E-12 CJE=8E-12 RB=20
++ RC=0.1 RE=0.1 TR=250E-9 TF=350E-12 ITF=1 VTF=2 XTF=3 Vceo=40 Icrating=200m{maker})
+.model D1N4148 D(IS=2.52n RS=.568 N=1.752 CJO=4p M=.4 TT=20n Iave=200m Vpk=75{maker}{kind})
+"""
+
+
+def test_datasheet_values_of_vendor_models_are_not_used(ngspice, caplog):
+    """LTspice's libraries give a transistor's Vceo and Icrating, a diode's Iave, Vpk and
+    type and each part's manufacturer; no simulator reads them (ngspice ignores the numbers
+    with a warning and stops at a manufacturer's name). mna's operating point is that of
+    the models without them and ngspice's with the numbers."""
+    written = VENDOR_MODELS.format(maker=" mfg=Philips", kind=" type=silicon")
+    with caplog.at_level(logging.INFO):
+        ours = op_of(written + ".op\n")
+    assert "Vceo=40 Icrating=200m mfg=Philips" in caplog.text
+    bare = VENDOR_MODELS.format(maker="", kind="")
+    for datasheet in (" Vceo=40 Icrating=200m", " Iave=200m Vpk=75"):
+        bare = bare.replace(datasheet, "")
+    assert ours == op_of(bare + ".op\n")
+    assert_op_matches(VENDOR_MODELS.format(maker="", kind=""), ngspice, ["c", "b", "d"])
+    theirs = ngspice.run(VENDOR_MODELS.format(maker="", kind="") + ".op\n")["op"].data.iloc[0]
+    for source in ("vc", "vb", "v1"):
+        assert ours[f"i({source})"] == pytest.approx(theirs[f"I({source})"], rel=1e-9)
+
+
+def test_a_misspelt_model_parameter_is_still_refused():
+    text = VENDOR_MODELS.format(maker="", kind="").replace("Bf=300", "Bff=300") + ".op\n"
+    with pytest.raises(mna.NetlistError, match="unknown parameters bff"):
+        mna.read_string(text)
