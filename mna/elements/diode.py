@@ -39,9 +39,11 @@ _HUGE = np.finfo(float).max
 
 DEFAULTS = {"is": 1e-14, "n": 1.0, "rs": 0.0, "cjo": 0.0, "vj": 1.0, "m": 0.5, "tt": 0.0,
             "bv": math.inf, "ibv": 1e-3, "nbv": None, "fc": 0.5, "eg": 1.11, "xti": 3.0,
-            "tnom": None, "kf": 0.0, "af": 1.0}
+            "tnom": None, "kf": 0.0, "af": 1.0, "isr": 0.0, "nr": 2.0, "ikf": 0.0,
+            "ikr": 0.0, "trs1": 0.0, "trs2": 0.0}
 ALIASES = {"cj0": "cjo", "cj": "cjo", "pb": "vj", "mj": "m", "ib": "ibv", "js": "is",
-           "tref": "tnom"}
+           "tref": "tnom", "ik": "ikf", "trs": "trs1"}
+KNEE_MIN = 1e-28   # A: a knee current below this (ngspice's epsmin) has no effect
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 
 
@@ -218,17 +220,27 @@ def breakdown_knee(breakdown: float, current: float, saturation: float, vt: floa
 
 class Diodes(Device):
     """Every junction of a circuit: terminals (anode behind any series resistance, cathode).
-    The parameters are those at the circuit's temperature, area included."""
+    The parameters are those at the circuit's temperature, area included.
+
+    Besides SPICE's diffusion current, ngspice's (and PSpice's) recombination current
+    ``ISR (exp(v / (NR vt)) - 1) ((1 - v/vj)^2 + 0.005)^(m/2)`` flows forward of ``-3 vte``,
+    and the current forward (reverse) of there is rolled off by the knee current IKF (IKR)
+    as ``i / (1 + sqrt(|i| / IKF))``."""
 
     width = 2
 
     def __init__(self, names, terminals, saturation, vte, vtb, knee, cjo, vj, grading,
-                 transit, fc, gmin, reltol, abstol, off, kf, af):
+                 transit, fc, gmin, reltol, abstol, off, kf, af, recombination, vtr,
+                 forward_knee, reverse_knee):
         super().__init__(names, terminals)
         self.kf, self.af = kf, af
         self.off = off != 0
         self.reltol, self.abstol = reltol, abstol
         self.saturation, self.vte, self.vtb, self.knee = saturation, vte, vtb, knee
+        self.recombination, self.vtr = recombination, vtr
+        self.forward_knee, self.reverse_knee = forward_knee, reverse_knee
+        self.recombines = bool(np.any(recombination))
+        self.rolls_off = bool(np.any(forward_knee) or np.any(reverse_knee))
         self.cjo, self.vj, self.grading, self.transit = cjo, vj, grading, transit
         self.fc, self.gmin = fc, gmin
         self.breaks = np.isfinite(knee)
@@ -242,7 +254,7 @@ class Diodes(Device):
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, cls.width), *parameters(
             instances, "is", "vte", "vtb", "knee", "cjo", "vj", "m", "tt", "fc", "gmin", "reltol",
-            "abstol", "off", "kf", "af"))
+            "abstol", "off", "kf", "af", "isr", "vtr", "ikf", "ikr"))
 
     def limit(self, v, previous):
         vd = v[:, 0] - v[:, 1]
@@ -275,7 +287,8 @@ class Diodes(Device):
         return self.current(vd)
 
     def current(self, vd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Junction current and conductance (forward, reverse, breakdown; with gmin)."""
+        """Junction current and conductance (forward, reverse, breakdown; recombination and
+        knees as ngspice 39's; with gmin)."""
         current, conductance = pn_current(vd, self.saturation, self.vte)
         with np.errstate(over="ignore", invalid="ignore"):
             broken = self.breaks & (vd < -self.knee)
@@ -284,6 +297,22 @@ class Diodes(Device):
                 current = np.where(broken, -self.saturation * exponential, current)
                 conductance = np.where(broken, self.saturation * exponential / self.vtb,
                                        conductance)
+            forward = vd >= -3 * self.vte if self.recombines or self.rolls_off else None
+            if self.recombines:
+                exponential = np.exp(np.minimum(vd / self.vtr, EXPONENT_LIMIT))
+                depth = 1 - vd / self.vj
+                spread = depth * depth + 0.005
+                generation = spread ** (self.grading / 2)
+                rate = self.recombination * (exponential - 1)
+                slope = (self.recombination * exponential / self.vtr * generation
+                         - rate * self.grading * depth / self.vj * generation / spread)
+                current = np.where(forward, current + rate * generation, current)
+                conductance = np.where(forward, conductance + slope, conductance)
+            if self.rolls_off:   # a knee of the region's own direction of flow
+                current, conductance = _rolled_off(
+                    current, conductance, np.where(forward, self.forward_knee,
+                                                   self.reverse_knee),
+                    np.where(forward, current > 1e-18, current < -1e-18))
         return current + self.gmin * vd, conductance + self.gmin
 
     def noise(self, v, temperature):
@@ -314,6 +343,17 @@ class Diodes(Device):
         return Load(f, df, *branch(q, c, -c))
 
 
+def _rolled_off(current, conductance, knee, flowing) -> tuple[np.ndarray, np.ndarray]:
+    """``i / (1 + sqrt(|i| / knee))`` and its derivative, where a `knee` (forward: IKF,
+    reverse: IKR; 0 for none) is given and the current is `flowing` its way."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.sqrt(np.abs(current) / knee)
+        rolled = current / (1 + ratio)
+        slope = conductance * (1 + ratio / 2) / ((1 + ratio) * (1 + ratio))
+    active = (knee >= KNEE_MIN) & flowing
+    return np.where(active, rolled, current), np.where(active, slope, conductance)
+
+
 @dataclass(frozen=True)
 class Range:
     """Where a model parameter may lie: from `low` (excluded when `above`) to below `high`."""
@@ -339,7 +379,8 @@ ABOVE_ABSOLUTE_ZERO = Range(-CELSIUS, above=True)   # a temperature in °C
 RANGES = {"is": POSITIVE, "n": POSITIVE, "rs": NONNEGATIVE, "cjo": NONNEGATIVE,
           "vj": POSITIVE, "m": GRADING, "tt": NONNEGATIVE, "bv": POSITIVE,
           "ibv": NONNEGATIVE, "nbv": POSITIVE, "fc": GRADING, "eg": POSITIVE,
-          "tnom": ABOVE_ABSOLUTE_ZERO}
+          "tnom": ABOVE_ABSOLUTE_ZERO, "isr": NONNEGATIVE, "nr": POSITIVE,
+          "ikf": NONNEGATIVE, "ikr": NONNEGATIVE}
 
 
 def model_values(element: Element, s, defaults: dict, aliases: dict | None = None,
@@ -434,7 +475,11 @@ class Diode(Element):
         anode = self.nodes[0]
         if self.internal_nodes(s.circuit):
             anode = s.internal(self, "junction")
-            s.noisy_conductance(f"{self.name}_rs", self.nodes[0], anode, area / p["rs"])
+            temperature, nominal = temperatures(s.circuit, p["tnom"])
+            rise = temperature - nominal   # TRS1 and TRS2 scale RS as ngspice's
+            scale = 1 + p["trs1"] * rise + p["trs2"] * rise * rise
+            s.noisy_conductance(f"{self.name}_rs", self.nodes[0], anode,
+                                area / (p["rs"] * scale))
         key = (self.model, "junction", area)
         if (junction := s.model_values.get(key)) is None:
             junction = s.model_values[key] = self._junction(s, p, area)
@@ -449,6 +494,9 @@ class Diode(Element):
         ratio = temperature / nominal
         saturation = p["is"] * area * temperature_factor(
             self, (ratio - 1) * p["eg"] / vte + p["xti"] / p["n"] * math.log(ratio))
+        vtr = p["nr"] * vt
+        recombination = p["isr"] * area * temperature_factor(
+            self, (ratio - 1) * p["eg"] / vtr + p["xti"] / p["nr"] * math.log(ratio))
         vj, cjo = junction_at(p["vj"], p["cjo"] * area, p["m"], temperature, nominal)
         if p["fc"] * vj > 1.0:   # ngspice caps the junction potential at 1/FC
             vj = 1.0 / p["fc"]
@@ -460,7 +508,8 @@ class Diode(Element):
             "is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo, "vj": vj,
             "m": p["m"], "tt": p["tt"], "fc": p["fc"], "gmin": s.circuit.options.gmin,
             "reltol": s.circuit.options.reltol, "abstol": s.circuit.options.abstol,
-            "kf": p["kf"], "af": p["af"]})
+            "kf": p["kf"], "af": p["af"], "isr": recombination, "vtr": vtr,
+            "ikf": p["ikf"] * area, "ikr": p["ikr"] * area})
 
     def through(self, s, row) -> None:
         self.fail("the diode current is not a linear function of the unknowns; "

@@ -54,6 +54,12 @@ DATASHEET_VALUES = {"d": frozenset({"iave", "vpk", "mfg", "type"}),
                     "npn": _TRANSISTOR_DATASHEET, "pnp": _TRANSISTOR_DATASHEET,
                     "njf": _FET_DATASHEET, "pjf": _FET_DATASHEET,
                     "nmos": _FET_DATASHEET, "pmos": _FET_DATASHEET}
+# PSpice's parameters that ngspice 39's models lack, and ignore with a warning: a diode's
+# low-current breakdown and temperature coefficients, a JFET's gate-junction emission,
+# recombination, impact ionisation and grading
+_PSPICE_JFET = frozenset({"n", "isr", "nr", "alpha", "vk", "m"})
+PSPICE_ONLY = {"d": frozenset({"ibvl", "nbvl", "tikf", "tbv1", "tbv2"}),
+               "njf": _PSPICE_JFET, "pjf": _PSPICE_JFET}
 
 SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
 # what ngspice reads and mna does not: refused by name, never skipped unseen
@@ -565,19 +571,24 @@ class _Elaborator:
         reader = self._reader(card, scope, usage)
         values = {}
         datasheet = DATASHEET_VALUES.get(kind.lower(), frozenset())
-        unused = []
+        pspice = PSPICE_ONLY.get(kind.lower(), frozenset())
+        unused, ignored = [], []
         for item, place in zip(params, places):
             if not isinstance(item, Assign) or not isinstance(item.key, str):
                 raise NetlistError(f"expected param=value in .model, found '{field_text(item)}'",
                                    place)
-            if item.name.lower() in datasheet:
-                unused.append(field_text(item))
+            key = item.name.lower()
+            if key in datasheet or key in pspice:
+                (unused if key in datasheet else ignored).append(field_text(item))
                 continue
-            values[item.name.lower()] = reader.evaluate(item.values[0], item.name,
-                                                        item.places[0])
+            values[key] = reader.evaluate(item.values[0], item.name, item.places[0])
         if unused:
             log.info("%s: model %s: %s: datasheet values of LTspice's libraries, not "
                      "parameters of the model; not used", card.location, name, " ".join(unused))
+        if ignored:
+            log.warning("%s: model %s: %s: PSpice's parameters, which ngspice 39 ignores too; "
+                        "not used (the results are ngspice's)", card.location, name,
+                        " ".join(ignored))
         key = scope.models.get(name.lower(), name.lower())
         if key in self.models:
             raise NetlistError(f"model '{name}' is defined twice", card.place(0))

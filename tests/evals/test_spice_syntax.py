@@ -697,3 +697,19 @@ def test_a_misspelt_model_parameter_is_still_refused():
     text = VENDOR_MODELS.format(maker="", kind="").replace("Bf=300", "Bff=300") + ".op\n"
     with pytest.raises(mna.NetlistError, match="unknown parameters bff"):
         mna.read_string(text)
+
+
+def test_pspice_parameters_that_ngspice_ignores_are_ignored_with_a_warning(ngspice, caplog):
+    """LTspice's 2N3819 carries PSpice's JFET parameters (gate emission N, recombination
+    ISR and NR, impact ionisation ALPHA and VK, grading M) that ngspice 39's JFET lacks and
+    ignores with a warning: mna warns and gives ngspice's operating point."""
+    text = ("jfet\n.options reltol=1e-8 vntol=1e-12 abstol=1e-16\nVd d 0 DC 10\nVg g 0 DC -1\n"
+            "J1 d g 0 J2N3819\n.model J2N3819 NJF(Beta=1.304m Betatce=-.5 Rd=1 Rs=1 "
+            "Lambda=2.25m Vto=-3 Vtotc=-2.5m Is=33.57f Isr=322.4f N=1 Nr=2 Xti=3 Alpha=311.7u "
+            "Vk=243.6 Cgd=1.6p M=.3622 Pb=1 Fc=.5 Cgs=2.414p Kf=9.882E-18 Af=1{maker})\n")
+    with caplog.at_level(logging.WARNING):
+        ours = op_of(text.format(maker=" mfg=Vishay") + ".op\n")
+    assert "Isr=322.4f N=1 Nr=2 Alpha=311.7u Vk=243.6 M=.3622: PSpice's" in caplog.text
+    theirs = ngspice.run(text.format(maker="") + ".op\n")["op"].data.iloc[0]
+    for source in ("vd", "vg"):
+        assert ours[f"i({source})"] == pytest.approx(theirs[f"I({source})"], rel=1e-9)
