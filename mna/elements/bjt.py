@@ -60,7 +60,7 @@ DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 
             "vjc": 0.75, "mjc": 0.33, "xcjc": 1.0, "tr": 0.0, "cjs": 0.0, "vjs": 0.75,
             "mjs": 0.0, "iss": 0.0, "ns": 1.0, "xtb": 0.0, "eg": 1.11, "xti": 3.0,
             "fc": 0.5, "tnom": None, "level": 1.0, "kf": 0.0, "af": 1.0, "irb": 0.0,
-            "rbm": None}
+            "rbm": None, "nk": 0.5}
 ALIASES = {"va": "vaf", "ik": "ikf", "c2": "ise", "vb": "var", "c4": "isc", "pe": "vje",
            "me": "mje", "pc": "vjc", "mc": "mjc", "csub": "cjs", "ccs": "cjs", "ps": "vjs",
            "ms": "mjs", "tref": "tnom"}
@@ -72,7 +72,7 @@ RANGES = {"is": POSITIVE, "bf": POSITIVE, "br": POSITIVE, "nf": POSITIVE, "nr": 
           "vje": POSITIVE, "vjc": POSITIVE, "vjs": POSITIVE, "mje": GRADING, "mjc": GRADING,
           "mjs": GRADING, "tf": NONNEGATIVE, "tr": NONNEGATIVE, "xtf": NONNEGATIVE,
           "itf": NONNEGATIVE, "xcjc": NONNEGATIVE, "fc": GRADING, "irb": NONNEGATIVE,
-          "rbm": NONNEGATIVE,
+          "rbm": NONNEGATIVE, "nk": POSITIVE,
           "eg": POSITIVE, "tnom": ABOVE_ABSOLUTE_ZERO}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 C, B, E, X, S = range(5)   # terminals: internal collector, base, emitter; base; substrate
@@ -89,7 +89,7 @@ class Transistors(TabulatedDevice):
              "isc", "vtc", "inv_vaf", "inv_var", "inv_ikf", "inv_ikr", "iss", "vts", "vt", "gmin",
              "reltol", "abstol", "tf", "xtf", "ovtf", "itf", "tr", "cje", "vje", "mje", "cjc",
              "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off", "rb", "rbm", "irb", "kf",
-             "af")
+             "af", "nk")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals, values)
@@ -173,14 +173,17 @@ class Transistors(TabulatedDevice):
         cbcn, gbcn = pn_current(vbc, self.isc, self.vtc)
         cbcn, gbcn = cbcn + gmin * vbc, gbcn + gmin
 
-        # base charge: Early effect (q1) and high injection (q2)
+        # base charge: Early effect (q1) and high injection (q2), rolled off with the
+        # exponent NK (SPICE's square root by default)
         q1 = 1 / (1 - self.inv_vaf * vbc - self.inv_var * vbe)
         q2 = self.inv_ikf * cbe + self.inv_ikr * cbc
         arg = np.maximum(0, 1 + 4 * q2)
-        root = np.where(arg != 0, np.sqrt(arg), 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = np.where(arg != 0, arg ** self.nk, 1.0)
+            slope = np.where(arg != 0, 2 * self.nk * root / arg, 1.0)   # d root / d q2 / 2
         qb = q1 * (1 + root) / 2
-        dqb_be = q1 * (qb * self.inv_var + self.inv_ikf * gbe / root)
-        dqb_bc = q1 * (qb * self.inv_vaf + self.inv_ikr * gbc / root)
+        dqb_be = q1 * (qb * self.inv_var + self.inv_ikf * gbe * slope)
+        dqb_bc = q1 * (qb * self.inv_vaf + self.inv_ikr * gbc * slope)
 
         difference = cbe - cbc
         cc = difference / qb - cbc / self.br - cbcn
@@ -384,7 +387,7 @@ class BipolarTransistor(Element):
             "cjc": cjc * area * p["xcjc"], "cbx": cjc * area * (1 - p["xcjc"]),
             "vjc": vjc, "mjc": mjc, "cjs": cjs * area, "vjs": vjs, "mjs": mjs, "fc": fc,
             "rb": p["rb"] / area, "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) / area,
-            "irb": p["irb"] * area, "kf": p["kf"], "af": p["af"],
+            "irb": p["irb"] * area, "kf": p["kf"], "af": p["af"], "nk": p["nk"],
         }
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}

@@ -262,6 +262,25 @@ def test_differential_pair_op_and_dc_sweep(ngspice):
     assert sweep["V(c1)"][-1] < sweep["V(c1)"][0] < 0.9
 
 
+POWER_TRANSISTOR = """PSpice's 2N3055: high injection rolled off with NK = 0.6
+VC c 0 DC 5
+VB b 0 DC 0.7
+Q1 c b 0 Q2N3055
+.model Q2N3055 NPN(Is=974.4f Xti=3 Eg=1.11 Vaf=50 Bf=99.49 Ise=2.708p Ne=1.266 Ikf=8.669
++ Nk=.6 Xtb=1.5 Br=1.779 Isc=1.724n Nc=1.546 Ikr=1.009 Rc=.1 Cjc=363.7p Mjc=.4035 Vjc=.75
++ Fc=.5 Cje=575.8p Mje=.3926 Vje=.75 Tr=3.26u Tf=19.48n Itf=1.071 Xtf=1.055 Vtf=10 Rb=.1)
+""" + TIGHT + ".op\n.dc VB 0.4 1.4 0.0625\n"
+
+
+def test_high_injection_exponent_nk_is_ngspices(ngspice):
+    """The base charge ``q1 (1 + (1 + 4 q2)^NK) / 2`` of PSpice's 2N3055 (NK = 0.6, where
+    SPICE's is the square root) from cut-off to 10 A of collector current."""
+    ours, reference = results(POWER_TRANSISTOR), ngspice.run(POWER_TRANSISTOR)
+    check_op(ours["op"], reference)
+    check_table(ours["dc"], reference["dc"])
+    assert -ours["dc"]["I(VC)"][-1] > 5   # deep in high injection
+
+
 # -- MOSFETs ------------------------------------------------------------------------------------
 
 MOS_MODELS = (
