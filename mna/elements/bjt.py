@@ -60,7 +60,7 @@ DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 
             "vjc": 0.75, "mjc": 0.33, "xcjc": 1.0, "tr": 0.0, "cjs": 0.0, "vjs": 0.75,
             "mjs": 0.0, "iss": 0.0, "ns": 1.0, "xtb": 0.0, "eg": 1.11, "xti": 3.0,
             "fc": 0.5, "tnom": None, "level": 1.0, "kf": 0.0, "af": 1.0, "irb": 0.0,
-            "rbm": None, "nk": 0.5}
+            "rbm": None, "nk": 0.5, "ibe": 0.0, "ibc": 0.0}
 ALIASES = {"va": "vaf", "ik": "ikf", "c2": "ise", "vb": "var", "c4": "isc", "pe": "vje",
            "me": "mje", "pc": "vjc", "mc": "mjc", "csub": "cjs", "ccs": "cjs", "ps": "vjs",
            "ms": "mjs", "tref": "tnom"}
@@ -72,7 +72,7 @@ RANGES = {"is": POSITIVE, "bf": POSITIVE, "br": POSITIVE, "nf": POSITIVE, "nr": 
           "vje": POSITIVE, "vjc": POSITIVE, "vjs": POSITIVE, "mje": GRADING, "mjc": GRADING,
           "mjs": GRADING, "tf": NONNEGATIVE, "tr": NONNEGATIVE, "xtf": NONNEGATIVE,
           "itf": NONNEGATIVE, "xcjc": NONNEGATIVE, "fc": GRADING, "irb": NONNEGATIVE,
-          "rbm": NONNEGATIVE, "nk": POSITIVE,
+          "rbm": NONNEGATIVE, "nk": POSITIVE, "ibe": NONNEGATIVE, "ibc": NONNEGATIVE,
           "eg": POSITIVE, "tnom": ABOVE_ABSOLUTE_ZERO}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 C, B, E, X, S = range(5)   # terminals: internal collector, base, emitter; base; substrate
@@ -89,7 +89,7 @@ class Transistors(TabulatedDevice):
              "isc", "vtc", "inv_vaf", "inv_var", "inv_ikf", "inv_ikr", "iss", "vts", "vt", "gmin",
              "reltol", "abstol", "tf", "xtf", "ovtf", "itf", "tr", "cje", "vje", "mje", "cjc",
              "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off", "rb", "rbm", "irb", "kf",
-             "af", "nk")
+             "af", "nk", "ibe", "ibc")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals, values)
@@ -166,10 +166,10 @@ class Transistors(TabulatedDevice):
         """The collector and base currents (into c' and b') and their derivatives by vbe
         and vbc, with the junction currents and base charge the charges need."""
         gmin = self.gmin
-        cbe, gbe = pn_current(vbe, self.is_, self.vtf)
+        cbe, gbe = pn_current(vbe, self.ibe, self.vtf)
         cben, gben = pn_current(vbe, self.ise, self.vte)
         cben, gben = cben + gmin * vbe, gben + gmin
-        cbc, gbc = pn_current(vbc, self.is_, self.vtr)
+        cbc, gbc = pn_current(vbc, self.ibc, self.vtr)
         cbcn, gbcn = pn_current(vbc, self.isc, self.vtc)
         cbcn, gbcn = cbcn + gmin * vbc, gbcn + gmin
 
@@ -365,10 +365,19 @@ class BipolarTransistor(Element):
         def inverse(value):
             return 1 / value if value != 0 else 0.0
 
+        saturation = area * p["is"] * temperature_factor(self, factlog)
+        # IBE and IBC, given both, are the junctions' saturation currents in place of IS
+        # (ngspice's), each scaled with temperature by its own emission coefficient
+        own = {"ibe", "ibc"} <= s.circuit.models[self.model].parameters.keys()
+
         values = {
             "polarity": polarity, "substrate_sign": polarity * (-1.0 if lateral else 1.0),
             "lateral": float(lateral),
-            "is": area * p["is"] * temperature_factor(self, factlog),
+            "is": saturation,
+            "ibe": area * p["ibe"] * temperature_factor(self, factlog / p["nf"]) if own
+            else saturation,
+            "ibc": area * p["ibc"] * temperature_factor(self, factlog / p["nr"]) if own
+            else saturation,
             "bf": p["bf"] * bfactor, "br": p["br"] * bfactor,
             "vtf": p["nf"] * vt, "vtr": p["nr"] * vt,
             "ise": area * ise * temperature_factor(self, factlog / p["ne"]) / bfactor,

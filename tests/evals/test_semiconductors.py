@@ -281,6 +281,30 @@ def test_high_injection_exponent_nk_is_ngspices(ngspice):
     assert -ours["dc"]["I(VC)"][-1] > 5   # deep in high injection
 
 
+JUNCTION_CURRENTS = """a transistor whose junctions have their own saturation currents
+.temp {temperature}
+VC c 0 DC 2
+VB b 0 DC 0
+Q1 c b 0 qj 2
+Q2 c b e2 qp 3
+RE e2 0 100
+.model qj NPN(IS=1e-15 IBE=2e-15 IBC=5e-16 NF=1.05 NR=1.1 BF=80 BR=2 VAF=60 IKF=0.1
++ ISE=1e-14 NE=1.5 EG=1.12 XTI=3.5 XTB=1.2)
+.model qp PNP(IS=3e-15 IBE=1e-15 IBC=4e-15 BF=50 RB=20 RE=0.5)
+""" + TIGHT + ".op\n.dc VB -1 1.2 0.0625\n"
+
+
+@pytest.mark.parametrize("temperature", [27, 80])
+def test_junction_saturation_currents_ibe_and_ibc_are_ngspices(ngspice, temperature):
+    """IBE and IBC, given both, take the place of IS in each junction's current and scale
+    with temperature by NF and NR, and the area scales each once: at 27 and 80 degrees,
+    forward, saturated and reverse, the operating point and the sweep as ngspice's."""
+    text = JUNCTION_CURRENTS.format(temperature=temperature)
+    ours, reference = results(text), ngspice.run(text)
+    check_op(ours["op"], reference)
+    check_table(ours["dc"], reference["dc"])
+
+
 # -- MOSFETs ------------------------------------------------------------------------------------
 
 MOS_MODELS = (
