@@ -396,7 +396,8 @@ class BipolarTransistor(Element):
             "cjc": cjc * area * p["xcjc"], "cbx": cjc * area * (1 - p["xcjc"]),
             "vjc": vjc, "mjc": mjc, "cjs": cjs * area, "vjs": vjs, "mjs": mjs, "fc": fc,
             "rb": p["rb"] / area, "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) / area,
-            "irb": p["irb"] * area, "kf": p["kf"], "af": p["af"], "nk": p["nk"],
+            "irb": p["irb"] * area, "kf": p["kf"], "af": p["af"],
+            "nk": min(p["nk"], 1.0),   # ngspice's limit
         }
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}

@@ -8,6 +8,7 @@ junction potentials and capacitances, ``pnjlim`` and the depletion charge.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from mna.elements.device import (
 from mna.expr import Value
 from mna.netlist.fields import FieldReader
 
+log = logging.getLogger(__name__)
+
 # ngspice's constants (src/include/ngspice/const.h), so that results agree to the last digits
 BOLTZMANN = 1.38064852e-23   # J/K
 CHARGE = 1.6021766208e-19    # C
@@ -39,11 +42,13 @@ _HUGE = np.finfo(float).max
 
 DEFAULTS = {"is": 1e-14, "n": 1.0, "rs": 0.0, "cjo": 0.0, "vj": 1.0, "m": 0.5, "tt": 0.0,
             "bv": math.inf, "ibv": 1e-3, "nbv": None, "fc": 0.5, "eg": 1.11, "xti": 3.0,
-            "tnom": None, "kf": 0.0, "af": 1.0, "isr": 0.0, "nr": 2.0, "ikf": 0.0,
+            "tnom": None, "kf": 0.0, "af": 1.0, "isr": 0.0, "nr": 1.0, "ikf": 0.0,
             "ikr": 0.0, "trs1": 0.0, "trs2": 0.0}
 ALIASES = {"cj0": "cjo", "cj": "cjo", "pb": "vj", "mj": "m", "ib": "ibv", "js": "is",
            "tref": "tnom", "ik": "ikf", "trs": "trs1"}
-KNEE_MIN = 1e-28   # A: a knee current below this (ngspice's epsmin) has no effect
+KNEE_MIN = 1e-28   # A: a knee current below this (ngspice's epsmin) has no effect, and a
+#                   saturation current below it is raised to it
+GRADING_MAX = 0.9   # ngspice's limit of a diode junction's grading coefficient
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 
 
@@ -492,12 +497,17 @@ class Diode(Element):
         vte = p["n"] * vt
         vtb = (p["nbv"] if p["nbv"] is not None else p["n"]) * vt
         ratio = temperature / nominal
-        saturation = p["is"] * area * temperature_factor(
+        saturation = max(p["is"], KNEE_MIN) * area * temperature_factor(
             self, (ratio - 1) * p["eg"] / vte + p["xti"] / p["n"] * math.log(ratio))
         vtr = p["nr"] * vt
         recombination = p["isr"] * area * temperature_factor(
             self, (ratio - 1) * p["eg"] / vtr + p["xti"] / p["nr"] * math.log(ratio))
-        vj, cjo = junction_at(p["vj"], p["cjo"] * area, p["m"], temperature, nominal)
+        grading = p["m"]
+        if grading > GRADING_MAX:
+            log.warning("%s: model '%s': grading coefficient M=%g limited to %g, as ngspice's",
+                        self.name, self.model, grading, GRADING_MAX)
+            grading = GRADING_MAX
+        vj, cjo = junction_at(p["vj"], p["cjo"] * area, grading, temperature, nominal)
         if p["fc"] * vj > 1.0:   # ngspice caps the junction potential at 1/FC
             vj = 1.0 / p["fc"]
         knee = math.inf
@@ -506,7 +516,7 @@ class Diode(Element):
                                   s.circuit.options.reltol)
         return MappingProxyType({
             "is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo, "vj": vj,
-            "m": p["m"], "tt": p["tt"], "fc": p["fc"], "gmin": s.circuit.options.gmin,
+            "m": grading, "tt": p["tt"], "fc": p["fc"], "gmin": s.circuit.options.gmin,
             "reltol": s.circuit.options.reltol, "abstol": s.circuit.options.abstol,
             "kf": p["kf"], "af": p["af"], "isr": recombination, "vtr": vtr,
             "ikf": p["ikf"] * area, "ikr": p["ikr"] * area})

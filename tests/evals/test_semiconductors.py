@@ -15,6 +15,8 @@ run at the default tolerances.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -477,6 +479,39 @@ def test_the_small_signal_conductance_of_a_recombination_current_is_its_slope():
     low, high = (mna.operating_point(mna.read_string(deck.format(v=v) + ".op\n"))["V(a)"]
                  for v in (0.5999, 0.6001))
     assert response["V(a)"][0].real == pytest.approx((high - low) / 2e-4, rel=1e-6)
+
+
+NGSPICE_LIMITS = """ngspice's defaults and limits of model parameters
+VF f 0 DC 5
+R1 f a 1k
+D1 a 0 dnr
+R2 f b 1k
+D2 b 0 dtiny
+VR r 0 DC -5 AC 1
+R3 r c 1k
+D3 c 0 dgraded
+VCC vcc 0 5
+RB vcc bq 100k
+RC vcc cq 1k
+Q1 cq bq 0 qnk
+.model dnr D(IS=1e-14 ISR=1e-10)
+.model dtiny D(IS=1e-30)
+.model dgraded D(Is=68.65f Isr=11.02u Nr=2 M=.9735 CJO=10p)
+.model qnk NPN(IS=1e-14 BF=100 IKF=10m NK=2)
+""" + TIGHT + ".op\n.ac dec 5 1k 1g\n"
+
+
+def test_model_parameters_take_ngspices_defaults_and_limits(ngspice, caplog):
+    """A recombination current's NR defaults to 1 (PSpice's to 2), a saturation current
+    below 1e-28 A is raised to it, a diode's grading coefficient above 0.9 is limited to
+    0.9 (with a warning: its capacitance and recombination current change) and a
+    transistor's NK above 1 to 1, as ngspice 39 does them (found on vendor libraries)."""
+    with caplog.at_level(logging.WARNING):
+        ours = results(NGSPICE_LIMITS)
+    assert "M=0.9735 limited to 0.9" in caplog.text
+    reference = ngspice.run(NGSPICE_LIMITS)
+    check_op(ours["op"], reference)
+    check_table(ours["ac"], reference["ac"])
 
 
 # -- extreme values ----------------------------------------------------------------------------
