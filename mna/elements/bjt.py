@@ -15,6 +15,7 @@ ITF) and ``TR``. Junction voltages are limited in Newton as SPICE's ``pnjlim`` d
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
@@ -33,7 +34,6 @@ from mna.elements.diode import (
     BOLTZMANN_OVER_CHARGE,
     CHARGE,
     EXPONENT_LIMIT,
-    GRADING,
     NONNEGATIVE,
     POSITIVE,
     Junction,
@@ -53,6 +53,8 @@ from mna.expr import Value
 from mna.netlist.fields import GROUND, FieldReader
 from mna.units import number
 
+log = logging.getLogger(__name__)
+
 DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 0.0,
             "ne": 1.5, "br": 1.0, "nr": 1.0, "var": 0.0, "ikr": 0.0, "isc": 0.0, "nc": 2.0,
             "rb": 0.0, "re": 0.0, "rc": 0.0, "cje": 0.0, "vje": 0.75, "mje": 0.33,
@@ -69,12 +71,14 @@ RANGES = {"is": POSITIVE, "bf": POSITIVE, "br": POSITIVE, "nf": POSITIVE, "nr": 
           "var": NONNEGATIVE, "ikf": NONNEGATIVE, "ikr": NONNEGATIVE, "ise": NONNEGATIVE,
           "isc": NONNEGATIVE, "iss": NONNEGATIVE, "rb": NONNEGATIVE, "re": NONNEGATIVE,
           "rc": NONNEGATIVE, "cje": NONNEGATIVE, "cjc": NONNEGATIVE, "cjs": NONNEGATIVE,
-          "vje": POSITIVE, "vjc": POSITIVE, "vjs": POSITIVE, "mje": GRADING, "mjc": GRADING,
-          "mjs": GRADING, "tf": NONNEGATIVE, "tr": NONNEGATIVE, "xtf": NONNEGATIVE,
-          "itf": NONNEGATIVE, "xcjc": NONNEGATIVE, "fc": GRADING, "irb": NONNEGATIVE,
+          "vje": POSITIVE, "vjc": POSITIVE, "vjs": POSITIVE, "mje": NONNEGATIVE,
+          "mjc": NONNEGATIVE, "mjs": NONNEGATIVE, "tf": NONNEGATIVE, "tr": NONNEGATIVE,
+          "xtf": NONNEGATIVE, "itf": NONNEGATIVE, "xcjc": NONNEGATIVE, "fc": NONNEGATIVE,
+          "irb": NONNEGATIVE,
           "rbm": NONNEGATIVE, "nk": POSITIVE, "ibe": NONNEGATIVE, "ibc": NONNEGATIVE,
           "eg": POSITIVE, "tnom": ABOVE_ABSOLUTE_ZERO}
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
+STATIC_ANALYSES = (".op", ".dc", ".tf")   # where no charge or delay counts
 C, B, E, X, S = range(5)   # terminals: internal collector, base, emitter; base; substrate
 UNIT = np.eye(5)   # UNIT[k]: terminal k's unit vector
 
@@ -331,8 +335,10 @@ class BipolarTransistor(Element):
         self.check_electrical(circuit, "bipolar transistor")
         check_model(self, circuit, ("npn", "pnp"), DEFAULTS, ALIASES, "NPN")
         given = circuit.models[self.model].parameters
-        if given.get("ptf", 0.0) != 0.0:
-            self.fail(f"model '{self.model}': PTF (excess phase) is not supported")
+        dynamic = sorted({a.card for a in circuit.analyses if a.card not in STATIC_ANALYSES})
+        if given.get("ptf", 0.0) != 0.0 and dynamic:
+            self.fail(f"model '{self.model}': PTF (excess phase) is not supported in "
+                      f"{', '.join(dynamic)} (it does not enter {', '.join(STATIC_ANALYSES)})")
         if given.get("level", 1.0) != 1.0:
             self.fail(f"model '{self.model}': only LEVEL=1 (Gummel-Poon) is supported")
 
@@ -356,8 +362,8 @@ class BipolarTransistor(Element):
         bfactor = temperature_factor(self, math.log(ratio) * p["xtb"])
         ise = p["ise"] * p["is"] if p["ise"] > 1e-4 else p["ise"]   # ngspice's old form
         isc = p["isc"] * p["is"] if p["isc"] > 1e-4 else p["isc"]
-        fc = min(p["fc"], 0.9999)
-        mje, mjc, mjs = (min(p[k], 0.999) for k in ("mje", "mjc", "mjs"))
+        fc, mje, mjc, mjs = (self._limited(p, key, limit) for key, limit in (
+            ("fc", 0.9999), ("mje", 0.999), ("mjc", 0.999), ("mjs", 0.999)))
         vje, cje = junction_at(p["vje"], p["cje"], mje, temperature, nominal)
         vjc, cjc = junction_at(p["vjc"], p["cjc"], mjc, temperature, nominal)
         vjs, cjs = junction_at(p["vjs"], p["cjs"], mjs, temperature, nominal)
@@ -397,7 +403,7 @@ class BipolarTransistor(Element):
             "vjc": vjc, "mjc": mjc, "cjs": cjs * area, "vjs": vjs, "mjs": mjs, "fc": fc,
             "rb": p["rb"] / area, "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) / area,
             "irb": p["irb"] * area, "kf": p["kf"], "af": p["af"],
-            "nk": min(p["nk"], 1.0),   # ngspice's limit
+            "nk": self._limited(p, "nk", 1.0),
         }
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}
@@ -415,6 +421,14 @@ class BipolarTransistor(Element):
         s.device(Transistors, self.name,
                  (inner["collector"], inner["base"], inner["emitter"], b, substrate),
                  values | {"off": self.off})
+
+    def _limited(self, p, key: str, limit: float) -> float:
+        """Model parameter `key`, limited to `limit` as ngspice limits it (with a warning)."""
+        if p[key] <= limit:
+            return p[key]
+        log.warning("%s: model '%s': %s=%g limited to %g, as ngspice's", self.name, self.model,
+                    key.upper(), p[key], limit)
+        return limit
 
     def through(self, s, row) -> None:
         self.fail("a transistor's current is not a linear function of the unknowns; "

@@ -382,8 +382,8 @@ POSITIVE, NONNEGATIVE = Range(0.0, above=True), Range(0.0)
 GRADING = Range(0.0, 1.0)                   # a junction's grading and FC: in [0, 1)
 ABOVE_ABSOLUTE_ZERO = Range(-CELSIUS, above=True)   # a temperature in °C
 RANGES = {"is": POSITIVE, "n": POSITIVE, "rs": NONNEGATIVE, "cjo": NONNEGATIVE,
-          "vj": POSITIVE, "m": GRADING, "tt": NONNEGATIVE, "bv": POSITIVE,
-          "ibv": NONNEGATIVE, "nbv": POSITIVE, "fc": GRADING, "eg": POSITIVE,
+          "vj": POSITIVE, "m": NONNEGATIVE, "tt": NONNEGATIVE, "bv": POSITIVE,
+          "ibv": NONNEGATIVE, "nbv": POSITIVE, "fc": Range(high=1.0), "eg": POSITIVE,
           "tnom": ABOVE_ABSOLUTE_ZERO, "isr": NONNEGATIVE, "nr": POSITIVE,
           "ikf": NONNEGATIVE, "ikr": NONNEGATIVE}
 

@@ -50,16 +50,21 @@ log = logging.getLogger(__name__)
 # simulator (ngspice ignores them with a warning): ratings, the manufacturer, a diode's type
 _TRANSISTOR_DATASHEET = frozenset({"vceo", "icrating", "mfg"})
 _FET_DATASHEET = frozenset({"vds", "ron", "qg", "mfg"})
-DATASHEET_VALUES = {"d": frozenset({"iave", "vpk", "mfg", "type"}),
+DATASHEET_VALUES = {"d": frozenset({"iave", "vpk", "mfg", "type", "ipk", "diss"}),
                     "npn": _TRANSISTOR_DATASHEET, "pnp": _TRANSISTOR_DATASHEET,
                     "njf": _FET_DATASHEET, "pjf": _FET_DATASHEET,
                     "nmos": _FET_DATASHEET, "pmos": _FET_DATASHEET}
-# PSpice's parameters that ngspice 39's models lack, and ignore with a warning: a diode's
-# low-current breakdown and temperature coefficients, a JFET's gate-junction emission,
-# recombination, impact ionisation and grading
-_PSPICE_JFET = frozenset({"n", "isr", "nr", "alpha", "vk", "m"})
-PSPICE_ONLY = {"d": frozenset({"ibvl", "nbvl", "tikf", "tbv1", "tbv2"}),
-               "njf": _PSPICE_JFET, "pjf": _PSPICE_JFET}
+# other simulators' parameters that ngspice 39's models lack, and ignore with a warning:
+# PSpice's low-current breakdown and temperature coefficients of a diode, LTspice's ideal
+# diode (RON ROFF VFWD VREV EPSILON REVEPSILON) and soft recovery (VP), PSpice's gate-junction
+# emission, recombination, impact ionisation and grading of a JFET, a transistor's
+# breakdown ratings
+_PSPICE_JFET = frozenset({"n", "isr", "nr", "alpha", "vk", "m", "mj"})
+_BREAKDOWN_RATINGS = frozenset({"bvbe", "bvcbo", "ibvbe"})
+PSPICE_ONLY = {"d": frozenset({"ibvl", "nbvl", "tikf", "tbv1", "tbv2", "ron", "roff", "vfwd",
+                               "vrev", "epsilon", "revepsilon", "vp"}),
+               "njf": _PSPICE_JFET, "pjf": _PSPICE_JFET,
+               "npn": _BREAKDOWN_RATINGS, "pnp": _BREAKDOWN_RATINGS}
 
 SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
 # what ngspice reads and mna does not: refused by name, never skipped unseen
@@ -586,8 +591,8 @@ class _Elaborator:
             log.info("%s: model %s: %s: datasheet values of LTspice's libraries, not "
                      "parameters of the model; not used", card.location, name, " ".join(unused))
         if ignored:
-            log.warning("%s: model %s: %s: PSpice's parameters, which ngspice 39 ignores too; "
-                        "not used (the results are ngspice's)", card.location, name,
+            log.warning("%s: model %s: %s: other simulators' parameters, which ngspice 39 "
+                        "ignores too; not used (the results are ngspice's)", card.location, name,
                         " ".join(ignored))
         key = scope.models.get(name.lower(), name.lower())
         if key in self.models:

@@ -514,6 +514,44 @@ def test_model_parameters_take_ngspices_defaults_and_limits(ngspice, caplog):
     check_table(ours["ac"], reference["ac"])
 
 
+LIBRARY_LIMITS = """models of vendor libraries past ngspice's limits, and others' parameters
+VF f 0 DC 5
+VR r 0 DC -5
+R1 f a 1k
+D1 a 0 dgrade
+R2 r b 1k
+D2 b 0 dideal
+VCC vcc 0 5
+RB vcc bq 100k
+RC vcc cq 1k
+Q1 cq bq 0 qlimits
+RB2 vcc bp 47k
+Q2 cq2 bp 0 qptf
+RC2 vcc cq2 2k
+.model dgrade D(IS=1e-14 CJO=5p M=1.2 FC=-0.5 Isr=1n Nr=2 Vp=1 Ipk=2 Diss=0.5)
+.model dideal D(IS=1e-14 Ron=0.1 Roff=1meg Vfwd=0.6 Vrev=20 Epsilon=0.1 Revepsilon=0.2)
+.model qlimits NPN(IS=1e-14 BF=100 CJE=10p MJE=1.1 CJC=5p MJC=1.05 FC=1.2 BVBE=6 BVCBO=60
++ IBVBE=1u)
+.model qptf NPN(IS=1e-14 BF=200 TF=300p PTF=30)
+""" + TIGHT + ".op\n"
+
+
+def test_vendor_models_past_ngspices_limits_run_as_ngspice_runs_them(ngspice, caplog):
+    """Vendor libraries' cards that mna refused (a survey of 9,232 models against ngspice):
+    a diode's M=1.2 (limited to 0.9) and FC<0, a transistor's MJE, MJC above 1 and FC above
+    1 (limited to 0.999, 0.9999), LTspice's ideal-diode and soft-recovery parameters and a
+    transistor's breakdown ratings (ignored, as ngspice ignores them), each with a warning;
+    and PTF, which enters no operating point. The operating point as ngspice's."""
+    with caplog.at_level(logging.WARNING):
+        ours = results(LIBRARY_LIMITS)
+    for warned in ("M=1.2 limited to 0.9", "MJE=1.1 limited to 0.999", "FC=1.2 limited",
+                   "Ron=0.1 Roff=1meg", "BVBE=6 BVCBO=60"):
+        assert warned in caplog.text
+    check_op(ours["op"], ngspice.run(LIBRARY_LIMITS))
+    with pytest.raises(mna.NetlistError, match=r"PTF \(excess phase\) is not supported in .ac"):
+        mna.read_string(LIBRARY_LIMITS + ".ac dec 5 1k 1g\n")
+
+
 # -- extreme values ----------------------------------------------------------------------------
 
 def test_junction_limit_near_the_float_limit_is_finite_and_quiet():
@@ -546,7 +584,8 @@ def test_diode_with_a_huge_source_fails_cleanly(volts):
 @pytest.mark.parametrize("element, model, message", [
     ("D1 b 0 m", "D(N=0)", "N must be > 0, got 0"),
     ("D1 b 0 m", "D(TNOM=-273.15)", "TNOM must be > -273.15"),
-    ("D1 b 0 m", "D(M=1)", "M must be < 1, got 1"),
+    ("D1 b 0 m", "D(M=-0.5)", "M must be >= 0, got -0.5"),
+    ("D1 b 0 m", "D(FC=1)", "FC must be < 1, got 1"),
     ("D1 b 0 m", "D(EG=100)", "temperature overflow"),
     ("Q1 a b 0 m", "NPN(ISE=1e-14 NE=0)", "NE must be > 0, got 0"),
     ("Q1 a b 0 m", "NPN(RE=-1)", "RE must be >= 0, got -1"),
