@@ -177,6 +177,27 @@ def linear_network(nodes, resistors, capacitors, inductors, currents):
     return voltages, rates
 
 
+def network_error(network, voltages_at_start, analysis: str, until: float = np.inf) -> float:
+    """mna's node voltages of `network` ``(nodes, resistors, capacitors, inductors,
+    currents)`` against solve_ivp's (Radau, rtol 1e-12), the inductors at rest and the
+    capacitors at `voltages_at_start`, up to `until`: the largest error over the range."""
+    nodes, resistors, capacitors, inductors, currents = network
+    voltages, rates = linear_network(*network)
+    deck = "".join(
+        [f"R{k} {a} {b} {value}\n" for k, (a, b, value) in enumerate(resistors)]
+        + [f"L{k} {a} {b} {value}\n" for k, (a, b, value) in enumerate(inductors)]
+        + [f"C{k} {a} {b} {value} IC={start}\n"
+           for k, ((a, b, value), start) in enumerate(zip(capacitors, voltages_at_start))]
+        + [f"I{k} {a} {b} DC {value}\n" for k, (a, b, value) in enumerate(currents)])
+    t, result = run("network\n" + deck + analysis)
+    shown = t <= until
+    solution = solve_ivp(rates, (0, t[shown][-1]), [0.0] * len(inductors) + voltages_at_start,
+                         method="Radau", rtol=1e-12, atol=1e-16, t_eval=t[shown])
+    exact = np.array([voltages(state)[:len(nodes)] for state in solution.y.T])
+    got = np.column_stack([result[f"V({name})"][shown] for name in nodes])
+    return float(np.max(np.abs(got - exact)) / np.ptp(exact))
+
+
 def test_a_consistent_start_whose_rates_curve_fast_meets_a_tight_reltol():
     """A network of two inductors and a capacitor at rest (uic) fed by a current source (a
     random network's; time constants 56 ns, 5.4 us and 1.6 ms): the opener's rates halfway
@@ -185,25 +206,14 @@ def test_a_consistent_start_whose_rates_curve_fast_meets_a_tight_reltol():
     the step squared from try to try, which an alternation from rates that are off would
     not, so the opener is taken; the start was backward Euler's, which stopped with a step
     too small. Against solve_ivp of the same network."""
-    nodes = ["n1", "n2", "n3", "n4", "n5"]
-    resistors = [("n2", "n1", 2528.67), ("n4", "n3", 40.3038), ("n5", "0", 1720.14),
-                 ("n3", "n2", 1599.05), ("0", "n4", 1348.08), ("n2", "n5", 706.199)]
-    capacitors = [("n3", "n2", 2.24864e-06)]
-    inductors = [("0", "n3", 4.92619e-05), ("n1", "0", 0.0136875)]
-    currents = [("n3", "n4", 0.00892)]
-    voltages, rates = linear_network(nodes, resistors, capacitors, inductors, currents)
-    deck = ("network\n" + "".join(f"R{k} {a} {b} {r}\n" for k, (a, b, r) in enumerate(resistors))
-            + "".join(f"L{k} {a} {b} {x}\n" for k, (a, b, x) in enumerate(inductors))
-            + "C1 n3 n2 2.24864e-06\nI1 n3 n4 DC 0.00892\n")
-    errors = []
-    for reltol in (1e-6, 1e-8):
-        t, result = run(deck + f".options reltol={reltol}\n.tran 0.000117 0.00585 uic\n")
-        early = t <= 1e-4
-        solution = solve_ivp(rates, (0, t[early][-1]), [0.0, 0.0, 0.0], method="Radau",
-                             rtol=1e-12, atol=1e-16, t_eval=t[early])
-        exact = np.array([voltages(state)[:5] for state in solution.y.T])
-        got = np.column_stack([result[f"V({name})"][early] for name in nodes])
-        errors.append(np.max(np.abs(got - exact)) / np.ptp(exact))
+    network = ["n1", "n2", "n3", "n4", "n5"], [
+        ("n2", "n1", 2528.67), ("n4", "n3", 40.3038), ("n5", "0", 1720.14),
+        ("n3", "n2", 1599.05), ("0", "n4", 1348.08), ("n2", "n5", 706.199)], [
+        ("n3", "n2", 2.24864e-06)], [("0", "n3", 4.92619e-05), ("n1", "0", 0.0136875)], [
+        ("n3", "n4", 0.00892)]
+    errors = [network_error(network, [0.0], f".options reltol={reltol}\n"
+                            ".tran 0.000117 0.00585 uic\n", until=1e-4)
+              for reltol in (1e-6, 1e-8)]
     assert errors[1] < 1e-5 and errors[1] < errors[0] / 10
 
 
@@ -216,25 +226,14 @@ def test_a_consistent_start_whose_rates_grow_from_zero_meets_reltol_1e_6():
     rates, whose offset their currents would take up: they echo no change of the start's
     rates, so the opener is taken (the start was backward Euler's, and stopped with a step
     too small at reltol 1e-6). Against solve_ivp of the same network."""
-    nodes = ["n1", "n2", "n3", "n4"]
-    resistors = [("n2", "n1", 1604.01), ("n3", "n1", 70.5731), ("0", "n1", 1701.69),
-                 ("n4", "n1", 188.981), ("n3", "n1", 125.609), ("n4", "n1", 8949.04),
-                 ("n4", "n2", 4577.67)]
-    capacitors = [("n3", "n4", 9.74086e-06)]
-    inductors = [("n1", "0", 0.0343354), ("n4", "n2", 0.000341847), ("n2", "0", 0.000105494)]
-    currents = [("n4", "n2", 0.003027)]
-    voltages, rates = linear_network(nodes, resistors, capacitors, inductors, currents)
-    deck = ("network\n" + "".join(f"R{k} {a} {b} {r}\n" for k, (a, b, r) in enumerate(resistors))
-            + "".join(f"L{k} {a} {b} {x}\n" for k, (a, b, x) in enumerate(inductors))
-            + "C1 n3 n4 9.74086e-06 IC=0.611\nI1 n4 n2 DC 0.003027\n")
-    errors = []
-    for reltol in (1e-4, 1e-5, 1e-6):
-        t, result = run(deck + f".options reltol={reltol}\n.tran 5.76e-05 1m uic\n")
-        solution = solve_ivp(rates, (0, t[-1]), [0.0, 0.0, 0.0, 0.611], method="Radau",
-                             rtol=1e-12, atol=1e-16, t_eval=t)
-        exact = np.array([voltages(state)[:4] for state in solution.y.T])
-        got = np.column_stack([result[f"V({name})"] for name in nodes])
-        errors.append(np.max(np.abs(got - exact)) / np.ptp(exact))
+    network = ["n1", "n2", "n3", "n4"], [
+        ("n2", "n1", 1604.01), ("n3", "n1", 70.5731), ("0", "n1", 1701.69),
+        ("n4", "n1", 188.981), ("n3", "n1", 125.609), ("n4", "n1", 8949.04),
+        ("n4", "n2", 4577.67)], [("n3", "n4", 9.74086e-06)], [
+        ("n1", "0", 0.0343354), ("n4", "n2", 0.000341847), ("n2", "0", 0.000105494)], [
+        ("n4", "n2", 0.003027)]
+    errors = [network_error(network, [0.611], f".options reltol={reltol}\n"
+                            ".tran 5.76e-05 1m uic\n") for reltol in (1e-4, 1e-5, 1e-6)]
     assert errors[2] < 1e-4 and errors[2] < errors[0] / 10
 
 
