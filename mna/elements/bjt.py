@@ -62,10 +62,14 @@ DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 
             "vjc": 0.75, "mjc": 0.33, "xcjc": 1.0, "tr": 0.0, "cjs": 0.0, "vjs": 0.75,
             "mjs": 0.0, "iss": 0.0, "ns": 1.0, "xtb": 0.0, "eg": 1.11, "xti": 3.0,
             "fc": 0.5, "tnom": None, "level": 1.0, "kf": 0.0, "af": 1.0, "irb": 0.0,
-            "rbm": None, "nk": 0.5, "ibe": 0.0, "ibc": 0.0}
+            "rbm": None, "nk": 0.5, "ibe": 0.0, "ibc": 0.0, "trb1": 0.0, "trb2": 0.0,
+            "trm1": 0.0, "trm2": 0.0, "trc1": 0.0, "trc2": 0.0, "tre1": 0.0, "tre2": 0.0,
+            "tirb1": 0.0, "tirb2": 0.0}
+# the resistances' and IRB's temperature coefficients: 1 + t1 dT + t2 dT^2 (ngspice's)
+COEFFICIENTS = {"rb": "trb", "rbm": "trm", "rc": "trc", "re": "tre", "irb": "tirb"}
 ALIASES = {"va": "vaf", "ik": "ikf", "c2": "ise", "vb": "var", "c4": "isc", "pe": "vje",
            "me": "mje", "pc": "vjc", "mc": "mjc", "csub": "cjs", "ccs": "cjs", "ps": "vjs",
-           "ms": "mjs", "tref": "tnom"}
+           "ms": "mjs", "tref": "tnom", "trb": "trb1", "trc": "trc1", "tre": "tre1"}
 RANGES = {"is": POSITIVE, "bf": POSITIVE, "br": POSITIVE, "nf": POSITIVE, "nr": POSITIVE,
           "ne": POSITIVE, "nc": POSITIVE, "ns": POSITIVE, "vaf": NONNEGATIVE,
           "var": NONNEGATIVE, "ikf": NONNEGATIVE, "ikr": NONNEGATIVE, "ise": NONNEGATIVE,
@@ -372,6 +376,9 @@ class BipolarTransistor(Element):
             return 1 / value if value != 0 else 0.0
 
         saturation = area * p["is"] * temperature_factor(self, factlog)
+        rise = temperature - nominal
+        scale = {key: 1 + p[f"{t}1"] * rise + p[f"{t}2"] * rise * rise
+                 for key, t in COEFFICIENTS.items()}
         # IBE and IBC, given both, are the junctions' saturation currents in place of IS
         # (ngspice's), each scaled with temperature by its own emission coefficient
         own = {"ibe", "ibc"} <= s.circuit.models[self.model].parameters.keys()
@@ -401,8 +408,9 @@ class BipolarTransistor(Element):
             "cje": cje * area, "vje": vje, "mje": mje,
             "cjc": cjc * area * p["xcjc"], "cbx": cjc * area * (1 - p["xcjc"]),
             "vjc": vjc, "mjc": mjc, "cjs": cjs * area, "vjs": vjs, "mjs": mjs, "fc": fc,
-            "rb": p["rb"] / area, "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) / area,
-            "irb": p["irb"] * area, "kf": p["kf"], "af": p["af"],
+            "rb": p["rb"] * scale["rb"] / area,
+            "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) * scale["rbm"] / area,
+            "irb": p["irb"] * scale["irb"] * area, "kf": p["kf"], "af": p["af"],
             "nk": self._limited(p, "nk", 1.0),
         }
         c, b, e = self.nodes[:3]
@@ -412,11 +420,12 @@ class BipolarTransistor(Element):
             if p[key] != 0.0:   # (RB's modulation, with RBM or IRB, is the device's)
                 inner[name] = s.internal(self, name)
                 outer_node = self.nodes[("collector", "base", "emitter").index(name)]
+                conductance = area / (p[key] * scale[key])
                 if key == "rb" and modulated:   # its noise too: that of the whole rbb
-                    s.G.conductance(outer_node, inner[name], area / p[key])
+                    s.G.conductance(outer_node, inner[name], conductance)
                 else:
                     s.noisy_conductance(f"{self.name}_{key}", outer_node, inner[name],
-                                        area / p[key])
+                                        conductance)
         substrate = self.nodes[3] if self.substrate else GROUND
         s.device(Transistors, self.name,
                  (inner["collector"], inner["base"], inner["emitter"], b, substrate),

@@ -307,6 +307,30 @@ def test_junction_saturation_currents_ibe_and_ibc_are_ngspices(ngspice, temperat
     check_table(ours["dc"], reference["dc"])
 
 
+HOT_RESISTANCES = """a transistor's resistances at {temperature} degrees
+.temp {temperature}
+VC c 0 DC 3
+VB b 0 DC 0
+Q1 c b 0 qr
+Q2 c b 0 qm
+.model qr NPN(IS=1e-15 BF=100 IKF=50m RB=200 RBM=20 IRB=1m RC=5 RE=2 TRB1=3m TRB2=1e-5
++ TRM1=-2m TRM2=2e-5 TRC=4m TRC2=-1e-5 TRE1=1m TRE2=3e-6 TIRB1=5m TIRB2=1e-5)
+.model qm NPN(IS=1e-15 BF=100 IKF=50m RB=100 RBM=10 TRB=6m TRM1=1m)
+""" + TIGHT + ".op\n.dc VB 0 1.5 0.03125\n"
+
+
+@pytest.mark.parametrize("temperature", [27, 100])
+def test_temperature_coefficients_of_a_transistors_resistances_are_ngspices(ngspice,
+                                                                            temperature):
+    """RB, RBM, RC, RE and IRB scaled by ``1 + t1 dT + t2 dT^2`` (TRB1 TRB2, TRM1 TRM2,
+    TRC1 TRC2, TRE1 TRE2, TIRB1 TIRB2, as PSpice's libraries give them): the operating
+    point and a sweep of the base to high injection as ngspice's at 27 and 100 degrees."""
+    text = HOT_RESISTANCES.format(temperature=temperature)
+    ours, reference = results(text), ngspice.run(text)
+    check_op(ours["op"], reference)
+    check_table(ours["dc"], reference["dc"])
+
+
 # -- MOSFETs ------------------------------------------------------------------------------------
 
 MOS_MODELS = (
