@@ -57,7 +57,7 @@ DEFAULTS = {"level": 1.0, "vto": 0.0, "kp": None, "gamma": None, "phi": None, "l
             "cgso": 0.0, "cgdo": 0.0, "cgbo": 0.0, "rsh": 0.0, "cj": None, "mj": 0.5,
             "cjsw": None, "mjsw": 0.5, "js": 0.0, "tox": None, "ld": 0.0, "u0": 600.0,
             "fc": 0.5, "nsub": None, "tpg": 1.0, "nss": 0.0, "tnom": None, "kf": 0.0,
-            "af": 1.0}
+            "af": 1.0, "w": None, "l": None}   # W and L: the instances' where they give none
 ALIASES = {"vt0": "vto", "uo": "u0", "tref": "tnom"}
 RANGES = {"kp": NONNEGATIVE, "gamma": NONNEGATIVE, "phi": POSITIVE, "lambda": NONNEGATIVE,
           "rd": NONNEGATIVE, "rs": NONNEGATIVE, "rsh": NONNEGATIVE, "cbd": NONNEGATIVE,
@@ -65,7 +65,7 @@ RANGES = {"kp": NONNEGATIVE, "gamma": NONNEGATIVE, "phi": POSITIVE, "lambda": NO
           "cgso": NONNEGATIVE, "cgdo": NONNEGATIVE, "cgbo": NONNEGATIVE, "cj": NONNEGATIVE,
           "mj": GRADING, "cjsw": NONNEGATIVE, "mjsw": GRADING, "tox": POSITIVE,
           "ld": NONNEGATIVE, "u0": POSITIVE, "fc": GRADING, "nsub": POSITIVE,
-          "tnom": ABOVE_ABSOLUTE_ZERO}
+          "tnom": ABOVE_ABSOLUTE_ZERO, "w": POSITIVE, "l": POSITIVE}
 INSTANCE = ("w", "l", "ad", "as", "pd", "ps", "nrd", "nrs", "m")
 MODEL_PARAMETERS = ", ".join(k.upper() for k in DEFAULTS)
 OXIDE_PERMITTIVITY = 3.9 * 8.854214871e-12   # F/m, as ngspice's MOS1
@@ -454,8 +454,9 @@ class Mosfet(Element):
         p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
         sizes = {key: s.value(value) for key, value in self.sizes.items()}
         options = s.circuit.options
-        w = sizes.get("w", getattr(options, "defw", 1e-4))
-        length = sizes.get("l", getattr(options, "defl", 1e-4))
+        w = sizes.get("w", p["w"] if p["w"] is not None else getattr(options, "defw", 1e-4))
+        length = sizes.get("l", p["l"] if p["l"] is not None else getattr(options, "defl",
+                                                                            1e-4))
         ad = sizes.get("ad", getattr(options, "defad", 0.0))
         as_ = sizes.get("as", getattr(options, "defas", 0.0))
         pd, ps, m = sizes.get("pd", 0.0), sizes.get("ps", 0.0), sizes.get("m", 1.0)
