@@ -59,12 +59,13 @@ DATASHEET_VALUES = {"d": frozenset({"iave", "vpk", "mfg", "type", "ipk", "diss"}
 # diode (RON ROFF VFWD VREV EPSILON REVEPSILON) and soft recovery (VP), PSpice's gate-junction
 # emission, recombination, impact ionisation and grading of a JFET, a transistor's
 # breakdown ratings
-_PSPICE_JFET = frozenset({"n", "isr", "nr", "alpha", "vk", "m", "mj"})
+_JFET_EXTENSIONS = frozenset({"n", "isr", "nr", "alpha", "vk", "m", "mj"})
 _BREAKDOWN_RATINGS = frozenset({"bvbe", "bvcbo", "ibvbe"})
-PSPICE_ONLY = {"d": frozenset({"ibvl", "nbvl", "tikf", "tbv1", "tbv2", "ron", "roff", "vfwd",
-                               "vrev", "epsilon", "revepsilon", "vp"}),
-               "njf": _PSPICE_JFET, "pjf": _PSPICE_JFET,
-               "npn": _BREAKDOWN_RATINGS, "pnp": _BREAKDOWN_RATINGS}
+IGNORED_BY_NGSPICE = {
+    "d": frozenset({"ibvl", "nbvl", "tikf", "tbv1", "tbv2", "ron", "roff", "vfwd", "vrev",
+                    "epsilon", "revepsilon", "vp"}),
+    "njf": _JFET_EXTENSIONS, "pjf": _JFET_EXTENSIONS,
+    "npn": _BREAKDOWN_RATINGS, "pnp": _BREAKDOWN_RATINGS}
 
 SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
 # what ngspice reads and mna does not: refused by name, never skipped unseen
@@ -576,14 +577,14 @@ class _Elaborator:
         reader = self._reader(card, scope, usage)
         values = {}
         datasheet = DATASHEET_VALUES.get(kind.lower(), frozenset())
-        pspice = PSPICE_ONLY.get(kind.lower(), frozenset())
+        foreign = IGNORED_BY_NGSPICE.get(kind.lower(), frozenset())
         unused, ignored = [], []
         for item, place in zip(params, places):
             if not isinstance(item, Assign) or not isinstance(item.key, str):
                 raise NetlistError(f"expected param=value in .model, found '{field_text(item)}'",
                                    place)
             key = item.name.lower()
-            if key in datasheet or key in pspice:
+            if key in datasheet or key in foreign:
                 (unused if key in datasheet else ignored).append(field_text(item))
                 continue
             values[key] = reader.evaluate(item.values[0], item.name, item.places[0])
