@@ -15,7 +15,6 @@ ITF) and ``TR``. Junction voltages are limited in Newton as SPICE's ``pnjlim`` d
 
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass
 
@@ -43,6 +42,7 @@ from mna.elements.diode import (
     graded,
     junction_at,
     junction_limit,
+    limited,
     model_values,
     pn_current,
     temperature_factor,
@@ -52,8 +52,6 @@ from mna.elements.diode import (
 from mna.expr import Value
 from mna.netlist.fields import GROUND, FieldReader
 from mna.units import number
-
-log = logging.getLogger(__name__)
 
 DEFAULTS = {"is": 1e-16, "bf": 100.0, "nf": 1.0, "vaf": 0.0, "ikf": 0.0, "ise": 0.0,
             "ne": 1.5, "br": 1.0, "nr": 1.0, "var": 0.0, "ikr": 0.0, "isc": 0.0, "nc": 2.0,
@@ -366,7 +364,7 @@ class BipolarTransistor(Element):
         bfactor = temperature_factor(self, math.log(ratio) * p["xtb"])
         ise = p["ise"] * p["is"] if p["ise"] > 1e-4 else p["ise"]   # ngspice's old form
         isc = p["isc"] * p["is"] if p["isc"] > 1e-4 else p["isc"]
-        fc, mje, mjc, mjs = (self._limited(p, key, limit) for key, limit in (
+        fc, mje, mjc, mjs = (limited(self, s, key.upper(), p[key], limit) for key, limit in (
             ("fc", 0.9999), ("mje", 0.999), ("mjc", 0.999), ("mjs", 0.999)))
         vje, cje = junction_at(p["vje"], p["cje"], mje, temperature, nominal)
         vjc, cjc = junction_at(p["vjc"], p["cjc"], mjc, temperature, nominal)
@@ -411,7 +409,7 @@ class BipolarTransistor(Element):
             "rb": p["rb"] * scale["rb"] / area,
             "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) * scale["rbm"] / area,
             "irb": p["irb"] * scale["irb"] * area, "kf": p["kf"], "af": p["af"],
-            "nk": self._limited(p, "nk", 1.0),
+            "nk": limited(self, s, "NK", p["nk"], 1.0),
         }
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}
@@ -430,14 +428,6 @@ class BipolarTransistor(Element):
         s.device(Transistors, self.name,
                  (inner["collector"], inner["base"], inner["emitter"], b, substrate),
                  values | {"off": self.off})
-
-    def _limited(self, p, key: str, limit: float) -> float:
-        """Model parameter `key`, limited to `limit` as ngspice limits it (with a warning)."""
-        if p[key] <= limit:
-            return p[key]
-        log.warning("%s: model '%s': %s=%g limited to %g, as ngspice's", self.name, self.model,
-                    key.upper(), p[key], limit)
-        return limit
 
     def through(self, s, row) -> None:
         self.fail("a transistor's current is not a linear function of the unknowns; "

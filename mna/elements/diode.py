@@ -409,6 +409,19 @@ def model_values(element: Element, s, defaults: dict, aliases: dict | None = Non
     return values
 
 
+def limited(element: Element, s, name: str, value: float, limit: float) -> float:
+    """Model parameter `name` of `value`, at most `limit`, as ngspice limits it; the
+    warning said once per model in an assembly."""
+    if value <= limit:
+        return value
+    key = (element.model, "limited", name)
+    if key not in s.model_values:
+        s.model_values[key] = MappingProxyType({name: limit})
+        log.warning("model '%s': %s=%g limited to %g, as ngspice's", element.model, name,
+                    value, limit)
+    return limit
+
+
 def temperature_factor(element: Element, exponent: float) -> float:
     """``exp(exponent)`` of a temperature scaling; a located error where it overflows."""
     if exponent > EXPONENT_LIMIT:
@@ -502,11 +515,7 @@ class Diode(Element):
         vtr = p["nr"] * vt
         recombination = p["isr"] * area * temperature_factor(
             self, (ratio - 1) * p["eg"] / vtr + p["xti"] / p["nr"] * math.log(ratio))
-        grading = p["m"]
-        if grading > GRADING_MAX:
-            log.warning("%s: model '%s': grading coefficient M=%g limited to %g, as ngspice's",
-                        self.name, self.model, grading, GRADING_MAX)
-            grading = GRADING_MAX
+        grading = limited(self, s, "M", p["m"], GRADING_MAX)
         vj, cjo = junction_at(p["vj"], p["cjo"] * area, grading, temperature, nominal)
         if p["fc"] * vj > 1.0:   # ngspice caps the junction potential at 1/FC
             vj = 1.0 / p["fc"]
