@@ -74,7 +74,7 @@ EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign i
 EVENT_START = 1e-3
 SETTLING_STEPS = 2
 LOCATE_ITERATIONS = 100
-CHATTER_CHANGES = 2     # a function that changes so many times in a row, each within hmin
+CHATTER_CHANGES = 3     # a function that changes so many times in a row, each within hmin
 # a run whose Newton fails on STALL_FAILURES of its last STALL_WINDOW steps tried, at a pace
 # that would need more than STALL_STEPS further steps to reach tstop, ends there: its steps
 # shrink on each failure and grow back on the successes between, and it would crawl for ever
@@ -430,7 +430,10 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 quick = crossed & ((t - last_switched <= policy.hmin) | (changed & (settling > 0)))
                 rapid = np.where(quick, rapid + 1, np.where(crossed, 0, rapid))
                 # one change at once after another is a law's (a block that stops where its
-                # spring pulls harder than fs breaks away backwards); two are a chatter
+                # spring pulls harder than fs breaks away backwards), and so are two where
+                # several change together (two blocks that stop at once both break away, and
+                # the one that the other's slide pushes against its direction sticks again);
+                # three are a chatter
                 chattering = rapid >= CHATTER_CHANGES
                 if chattering.any():
                     first = int(np.flatnonzero(chattering)[0])

@@ -107,6 +107,28 @@ def test_a_block_that_stops_just_short_of_its_breakaway_force_stays_stuck_until_
     assert abs(held.max() - 1) < 1e-9 and held.min() < ts + 1e-6   # stuck until t = 1
 
 
+def test_two_blocks_that_stop_together_let_the_one_their_frictions_cannot_hold_break_loose():
+    # x2 (1 kg) slides on the ground (fc = 1, fs = 1.2 N) carrying x1 (1 kg, held to it by
+    # fc = 0.8, fs = 1.4 N), both from 1 m/s, x1 pushed back by 2 N: together they slow at
+    # 1.5 m/s^2, x1's friction holding 0.5 N, and stop at t = 2/3 s. Held there, x1's would
+    # have to hold 2 N and x2's 2 N, beyond both: both break, and x2, whose slide the other
+    # leaves pushed forward by 1 - 0.8 N against its backward direction, sticks again at once
+    # (a third change in a row, which was refused as a chatter). Then x1 slides back at
+    # (0.8 - 2) / 1 m/s^2 and x2 stays held by 0.8 N < 1.2 N.
+    time, frame = transient(
+        "two blocks stop together\n.domain translational x1 x2\nC1 x1 0 m=1 IC=1\n"
+        "C2 x2 0 m=1 IC=1\nR1 x1 x2 top\nR2 x2 0 ground\nI1 x1 0 DC 2\n"
+        ".model top friction(fc=0.8 fs=1.4)\n.model ground friction(fc=1 fs=1.2)\n"
+        ".tran 10m 1.5 uic\n")
+    stop = 2 / 3
+    together = np.maximum(1 - 1.5 * time, 0)
+    v1, v2 = frame["V(x1)"].to_numpy(), frame["V(x2)"].to_numpy()
+    assert np.max(np.abs(v1 - np.where(time <= stop, together, -1.2 * (time - stop)))) < 1e-9
+    # x2's short slide between the break and the new stop: one settling step (~6e-7 s)
+    assert np.max(np.abs(v2 - together)) < 1e-6
+    assert np.max(np.abs(v2[time > stop + 1e-5])) < 1e-12 and time[-1] == 1.5
+
+
 def test_a_mass_pushed_from_rest_breaks_away_at_the_static_force():
     # F = t against fs = 2 N, fc = 1 N, vs = 1e-4 m/s: stuck (v = 0, friction = push) until
     # t = 2 s, then m v' = t - f(v). While the slide is slower than vs the friction is still
