@@ -173,7 +173,9 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     attempts = 0
     recent_failures: deque[tuple[int, float]] = deque()   # (attempt, time) of Newton's failures
     keep = scheme.order + 2
-    times: deque[float] = deque([0.0], maxlen=keep)
+    # each point's step from the one before (the first's unused): the estimates take the
+    # points' times from these (`_clock`), not from t
+    steps: deque[float] = deque([0.0], maxlen=keep)
     charges: deque[np.ndarray] = deque([solver.charges(x0, 0.0)], maxlen=keep)
     flows: deque[np.ndarray] = deque([flow0], maxlen=keep)
     states: deque[np.ndarray] = deque([x0], maxlen=2)
@@ -205,12 +207,12 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         """The last two points extrapolated a step `h` on (Newton's starting point)."""
         if len(states) < 2:
             return lambda: states[-1]
-        return lambda: states[-1] + (states[-1] - states[-2]) * (h / (times[-1] - times[-2]))
+        return lambda: states[-1] + (states[-1] - states[-2]) * (h / steps[-1])
 
     def attempt(use: LinearMultistep, h: float, t_new: float, landing: bool) -> _Step:
         """The step of `use` from t to `t_new` (raises `NewtonFailure`); one that lands on a
         breakpoint sees the sources' values before it."""
-        alpha, beta = use.coefficients(h / previous if len(times) > 1 else 1.0)
+        alpha, beta = use.coefficients(h / previous if len(steps) > 1 else 1.0)
         applied = drive(t_new, before=landing and t_new in corners)
         if use.explicit:    # Q_n = -sum_j (alpha_j Q_{n-j} - h beta_j F_{n-j}) / alpha_0
             past = _combination(alpha, beta, h, -1.0 / alpha[0], charges, flows)
@@ -226,8 +228,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             flow -= history
         return _Step(x, charge, flow, solver.switching(x, t_new))
 
-    def remember(time: float, step: _Step) -> None:
-        times.append(time)
+    def remember(h: float, step: _Step) -> None:
+        steps.append(h)
         charges.append(step.charge)
         flows.append(step.flow)
         states.append(step.x)
@@ -236,12 +238,12 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         """The opener's step from the start to `t_new` as two half steps."""
         nonlocal previous
         middle = attempt(opener, h / 2, t + h / 2, False)
-        remember(t + h / 2, middle)
+        remember(h / 2, middle)
         previous = h / 2
         try:
             step = attempt(opener, h / 2, t_new, landing)
         finally:
-            for history in (times, charges, flows, states):
+            for history in (steps, charges, flows, states):
                 history.pop()
             previous = 0.0
         step.middle = middle
@@ -306,7 +308,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 else:
                     h = solver.step_size(h)
                 t_new = target if landing else t + h
-                opening = second_order_start and len(times) == 1 and t == 0.0
+                opening = second_order_start and len(steps) == 1 and t == 0.0
                 use = opener if opening else scheme if since_restart >= started else starter
             else:   # the grid n hmax; a grid time within round-off of a breakpoint is on it
                 use, opening = scheme, False
@@ -332,12 +334,13 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             taken = h / 2 if opening else h   # the last step's length
             allowed = taken * GROWTH
             # the run's first step is estimated with the start's rates
-            starting = (len(times) == 1 and t == 0.0 and not use.explicit and start_checked
+            starting = (len(steps) == 1 and t == 0.0 and not use.explicit and start_checked
                         and (opening or use.order == 1))
-            if policy.adaptive and (len(times) >= use.order + 1 or starting):
-                new = ([*times, t + taken, t_new], [*charges, step.middle.charge, step.charge],
+            if policy.adaptive and (len(steps) >= use.order + 1 or starting):
+                new = (_clock([*steps, taken, taken]),
+                       [*charges, step.middle.charge, step.charge],
                        [*flows, step.middle.flow, step.flow]) if opening else (
-                           [*times, t_new], [*charges, step.charge], [*flows, step.flow])
+                           _clock([*steps, h]), [*charges, step.charge], [*flows, step.flow])
                 tolerances = ((*policy.tolerances[:3], OPENER_TRTOL) if opening
                               else policy.tolerances)
                 estimate = truncation_step(use, *new, tolerances, solver.stores,
@@ -410,11 +413,11 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 landing = False
             if step.middle is not None:   # the opener's (not an event's located step)
                 previous, h = taken, taken
-                remember(t + taken, step.middle)
+                remember(taken, step.middle)
                 accept(t + taken, step.middle.x, False)
                 stats.accepted += 1
                 since_restart = started - 1
-            remember(t_new, step)
+            remember(h, step)
             if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
                 accept(t_new, step.x, landing and t_new in corners)   # are not on its grid
             stats.accepted += 1
@@ -446,7 +449,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 changed = crossed
                 solver.switch(step.x, t, crossed)
                 stats.events += 1
-                _forget(times, charges, flows, states)   # no estimate spans the event
+                _forget(steps, charges, flows, states)   # no estimate spans the event
             corner = landing or event or _passed(corners, t - previous, t)
             if policy.adaptive:
                 if corner and t < tstop * (1 - 1e-12):
@@ -461,7 +464,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     settling -= 1
                     since_restart = 0
                     if settling:
-                        _forget(times, charges, flows, states)
+                        _forget(steps, charges, flows, states)
                     else:
                         h, resume = resume, 0.0
             else:
@@ -566,6 +569,18 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
                 high_values = high_values / 2
         last_side = side
     return high, t + high, kept
+
+
+def _clock(steps: list[float]) -> list[float]:
+    """The times of the points that `steps` lead to (the first step unused), the newest at
+    0: each step is then the difference of its ends to the last bit, where the run's times
+    late in a long run hold a short step only to their rounding (at t = 1.4 s a step of
+    1e-11 s to 2e-5 of itself), which the estimate would read as error and shorten the
+    step for ever."""
+    times = [0.0]
+    for step in reversed(steps[1:]):
+        times.append(times[-1] - step)
+    return times[::-1]
 
 
 def _forget(*histories: deque) -> None:

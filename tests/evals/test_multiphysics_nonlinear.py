@@ -129,6 +129,32 @@ def test_two_blocks_that_stop_together_let_the_one_their_frictions_cannot_hold_b
     assert np.max(np.abs(v2[time > stop + 1e-5])) < 1e-12 and time[-1] == 1.5
 
 
+def test_short_steps_late_in_a_run_are_estimated_from_their_own_lengths():
+    # two masses, a Stribeck friction between them and one to the ground, driven by a sine
+    # and a ramp: at t = 1.4385 s both frictions stop and break at once, and the steps after
+    # are of 1e-11 s, which the run's times (1.4385 + ...) hold only to 2e-5 of themselves;
+    # estimated from those times, the error never met reltol 1e-8 and the run stopped there
+    # (at t = 0.105 s for reltol 1e-9). Both now run and converge on each other: the runs at
+    # 1e-6 and 1e-8 are within 4.9e-4 and 2.0e-5 of the range of the one at 1e-9 (a
+    # piecewise Radau solution puts the one at 1e-6 within 5.0e-4)
+    deck = ("two masses, two frictions\n.domain translational x1 x2\n"
+            "Cm1 x1 0 m=0.391 IC=0.184\nCm2 x2 0 m=1.873 IC=0.427\nLk1 x2 0 k=442.681 IC=0\n"
+            "Rb1 x1 0 b=0.0107\nRb2 x1 x2 b=0.7765\nRf1 x1 x2 fr1\n"
+            ".model fr1 friction(fc=1.324 fs=2.443 vs=0.000254 b=0)\nRf2 x1 0 fr2\n"
+            ".model fr2 friction(fc=2.989 fs=3.852 vs=0 b=0.096)\n"
+            "If1 0 x2 SIN(0 2.8029 1.991)\nIf2 0 x2 PWL(0 0 0.483 -0.0808 0.762 -0.7716)\n"
+            ".options reltol={}\n.tran 0.01 2 uic\n")
+    grid = np.linspace(0, 2, 4001)
+    runs = {}
+    for reltol in ("1e-6", "1e-8", "1e-9"):
+        time, frame = transient(deck.format(reltol))
+        assert time[-1] == 2
+        runs[reltol] = {c: np.interp(grid, time, frame[c]) for c in ("V(x1)", "V(x2)")}
+    for reltol, bound in (("1e-6", 1e-3), ("1e-8", 5e-5)):
+        for column, finest in runs["1e-9"].items():
+            assert np.max(np.abs(runs[reltol][column] - finest)) < bound * np.ptp(finest)
+
+
 def test_a_mass_pushed_from_rest_breaks_away_at_the_static_force():
     # F = t against fs = 2 N, fc = 1 N, vs = 1e-4 m/s: stuck (v = 0, friction = push) until
     # t = 2 s, then m v' = t - f(v). While the slide is slower than vs the friction is still
