@@ -574,9 +574,8 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
 def _clock(steps: list[float]) -> list[float]:
     """The times of the points that `steps` lead to (the first step unused), the newest at
     0: each step is then the difference of its ends to the last bit, where the run's times
-    late in a long run hold a short step only to their rounding (at t = 1.4 s a step of
-    1e-11 s to 2e-5 of itself), which the estimate would read as error and shorten the
-    step for ever."""
+    hold a step far shorter than themselves only to their rounding, which the estimate
+    would read as error and shorten the step for ever."""
     times = [0.0]
     for step in reversed(steps[1:]):
         times.append(times[-1] - step)
