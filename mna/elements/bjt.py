@@ -45,6 +45,7 @@ from mna.elements.diode import (
     limited,
     model_values,
     pn_current,
+    series_conductance,
     temperature_factor,
     temperatures,
     unsettled,
@@ -418,7 +419,7 @@ class BipolarTransistor(Element):
             if p[key] != 0.0:   # (RB's modulation, with RBM or IRB, is the device's)
                 inner[name] = s.internal(self, name)
                 outer_node = self.nodes[("collector", "base", "emitter").index(name)]
-                conductance = area / (p[key] * scale[key])
+                conductance = series_conductance(self, area, p[key], scale[key], key.upper())
                 if key == "rb" and modulated:   # its noise too: that of the whole rbb
                     s.G.conductance(outer_node, inner[name], conductance)
                 else:

@@ -422,6 +422,17 @@ def limited(element: Element, s, name: str, value: float, limit: float) -> float
     return limit
 
 
+def series_conductance(element: Element, area: float, resistance: float, factor: float,
+                       name: str) -> float:
+    """``area / (resistance factor)``: a series resistance scaled to the circuit's
+    temperature by `factor` (``1 + t1 dT + t2 dT^2``, ngspice's); a located error where the
+    factor is 0 (ngspice's conductance would be infinite)."""
+    if factor == 0:
+        element.fail(f"model '{element.model}': {name} is 0 at the circuit's temperature "
+                     "(its temperature coefficients make 1 + t1 dT + t2 dT^2 vanish)")
+    return area / (resistance * factor)
+
+
 def temperature_factor(element: Element, exponent: float) -> float:
     """``exp(exponent)`` of a temperature scaling; a located error where it overflows."""
     if exponent > EXPONENT_LIMIT:
@@ -497,7 +508,7 @@ class Diode(Element):
             rise = temperature - nominal   # TRS1 and TRS2 scale RS as ngspice's
             scale = 1 + p["trs1"] * rise + p["trs2"] * rise * rise
             s.noisy_conductance(f"{self.name}_rs", self.nodes[0], anode,
-                                area / (p["rs"] * scale))
+                                series_conductance(self, area, p["rs"], scale, "RS"))
         key = (self.model, "junction", area)
         if (junction := s.model_values.get(key)) is None:
             junction = s.model_values[key] = self._junction(s, p, area)

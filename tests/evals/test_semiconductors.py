@@ -331,6 +331,20 @@ def test_temperature_coefficients_of_a_transistors_resistances_are_ngspices(ngsp
     check_table(ours["dc"], reference["dc"])
 
 
+@pytest.mark.parametrize("device, model, name", [
+    ("D1 b 0 dm", "dm D(IS=1e-14 RS=10 TRS1=-0.1)", "RS"),
+    ("Q1 b b 0 dm", "dm NPN(IS=1e-14 RC=10 TRC1=-0.1)", "RC")])
+def test_a_series_resistance_that_its_temperature_coefficients_cancel_is_a_located_error(
+        device, model, name):
+    # 1 - 0.1 (37 - 27) = 0: ngspice's conductance is infinite (it ends in gmin stepping);
+    # it was a division by zero
+    text = f"cancelled\nV1 a 0 1\nR1 a b 1k\n{device}\n.model {model}\n.temp 37\n.op\n"
+    with pytest.raises(mna.NetlistError, match=rf"model 'dm': {name} is 0 at the circuit's "
+                       "temperature") as info:
+        mna.run(mna.read_string(text))
+    assert (info.value.location.line, info.value.location.column) == (4, 1)
+
+
 # -- MOSFETs ------------------------------------------------------------------------------------
 
 MOS_MODELS = (
