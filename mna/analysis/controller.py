@@ -74,10 +74,12 @@ EVENT_FRACTION = 1e-9   # of hmax: where a switching function's change of sign i
 EVENT_START = 1e-3
 SETTLING_STEPS = 2
 LOCATE_ITERATIONS = 100
-CHATTER_CHANGES = 3     # a function that changes so many times in a row, each within hmin
-# a run whose Newton fails on STALL_FAILURES of its last STALL_WINDOW steps tried, at a pace
-# that would need more than STALL_STEPS further steps to reach tstop, ends there: its steps
-# shrink on each failure and grow back on the successes between, and it would crawl for ever
+CHATTER_CHANGES = 3     # a function that changes so many times in a row, each quick
+# a run whose Newton fails on STALL_FAILURES of its last STALL_WINDOW steps tried, or whose
+# error estimate rejects them below the resolution, at a pace that would need more than
+# STALL_STEPS further steps to reach tstop, ends there: its steps shrink on each setback and
+# grow back on the successes between (or an estimate of round-off holds them far below any
+# step that resolves the circuit), and it would crawl for ever
 STALL_WINDOW = 1000
 STALL_FAILURES = 200
 STALL_STEPS = 1e6
@@ -124,12 +126,15 @@ class StepSolver(Protocol):
 @dataclass(frozen=True)
 class Policy:
     """How steps are chosen: adaptively within `hmax`, or all equal to `hmax`
-    (`adaptive` False); the tolerances ``(reltol, abstol, chgtol, trtol)``; the smallest
-    step before the run gives up."""
+    (`adaptive` False); the tolerances ``(reltol, abstol, chgtol, trtol)``; the
+    `resolution`, within which two times are one (breakpoints merge, a step lands on one,
+    a switching function's change follows its last at once); the `smallest` step before the
+    run gives up."""
 
     adaptive: bool
     hmax: float
-    hmin: float
+    resolution: float
+    smallest: float
     tolerances: tuple[float, float, float, float]
     first: float
 
@@ -171,7 +176,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     """
     stats = Statistics()
     attempts = 0
-    recent_failures: deque[tuple[int, float]] = deque()   # (attempt, time) of Newton's failures
+    setbacks: deque[tuple[int, float]] = deque()   # (attempt, time) of the recent failures
     keep = scheme.order + 2
     # each point's step from the one before (the first's unused): the estimates take the
     # points' times from these (`_clock`), not from t
@@ -270,22 +275,28 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
         left = nudged.middle.flow - (moved + nudged.flow) / 2
         return solver.stores & (np.abs(left) < np.abs(straying) / 2)
 
+    def stalled() -> str | None:
+        """Note a setback at the attempt in hand; how the run stalls (`STALL_FAILURES`),
+        or None."""
+        setbacks.append((attempts, t))
+        while setbacks[0][0] <= attempts - STALL_WINDOW:
+            setbacks.popleft()
+        first_attempt, first_time = setbacks[0]
+        tried = attempts - first_attempt + 1
+        if len(setbacks) < STALL_FAILURES or tstop - t <= STALL_STEPS * (t - first_time) / tried:
+            return None
+        return (f"{len(setbacks)} of the last {tried} steps tried, which went from t = "
+                f"{first_time:.6g} s to {t:.6g} s, failed or were rejected; at that pace "
+                f"tstop is more than {STALL_STEPS:.0e} steps away")
+
     def shorter(failure: NewtonFailure, t_new: float, h: float) -> float:
         """The step to retry with after Newton failed on one of `h` to `t_new`."""
         stats.failed += 1
-        recent_failures.append((attempts, t))
-        while recent_failures[0][0] <= attempts - STALL_WINDOW:
-            recent_failures.popleft()
-        first_attempt, first_time = recent_failures[0]
-        pace = (t - first_time) / (attempts - first_attempt + 1)   # time per step tried
-        if len(recent_failures) >= STALL_FAILURES and tstop - t > STALL_STEPS * pace:
+        if (stall := stalled()) is not None:
             raise ConvergenceError(
-                f"transient: Newton failed on {len(recent_failures)} of the last "
-                f"{attempts - first_attempt + 1} steps tried, which went from t = "
-                f"{first_time:.6g} s to {t:.6g} s; at that pace tstop is more than "
-                f"{STALL_STEPS:.0e} steps away ({failure.reason}); largest residuals in "
-                f"{failure.worst(solver.unknowns)}") from None
-        if h / RETRY_SHRINK < policy.hmin or not policy.adaptive:
+                f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}): {stall}; "
+                f"largest residuals in {failure.worst(solver.unknowns)}") from None
+        if h / RETRY_SHRINK < policy.smallest or not policy.adaptive:
             raise ConvergenceError(
                 f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); largest "
                 f"residuals in {failure.worst(solver.unknowns)}; tried {stats.failed} shorter "
@@ -295,12 +306,12 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     # a solution that grows to the float limit makes infinities, which the checks catch
     with progress(tstop, "tran", time=True) as bar, np.errstate(over="ignore", invalid="ignore"):
         while t < tstop * (1 - 1e-12):
-            while targets[next_target] <= t * (1 + 1e-12) + policy.hmin:
+            while targets[next_target] <= t * (1 + 1e-12) + policy.resolution:
                 next_target += 1
             target = targets[next_target]
             if policy.adaptive:
                 h = min(h, policy.hmax)
-                landing = t + h >= target - policy.hmin
+                landing = t + h >= target - policy.resolution
                 if landing:   # onto a breakpoint (or tstop)
                     h = target - t
                 elif t + 2 * h > target:      # no sliver of a step before the breakpoint
@@ -355,7 +366,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     shrink = 1 / math.sqrt(shortened)
                     start_held = start_held + 1 if jump > start_jump * shrink else 0
                     start_checked = (start_held < START_HOLDS
-                                     and h / RETRY_SHRINK >= policy.hmin)
+                                     and h / RETRY_SHRINK >= policy.resolution)
                     start_jump, start_step = jump, h
                     if opening:   # its rates must not alternate; where they do and that
                         # holds, or no shorter step is left, the start is the starter's
@@ -385,13 +396,17 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 if allowed < REJECT_BELOW * taken:
                     stats.rejected += 1
                     h = max(allowed * h / taken, h / RETRY_SHRINK)
-                    if h < policy.hmin:
+                    # below the resolution, where a step would once have ended the run, only
+                    # while it makes headway
+                    stall = stalled() if h < policy.resolution else None
+                    if h < policy.smallest or stall is not None:
                         worst, tolerance = truncation_limit(
                             use, *new, tolerances, solver.stores, starting=starting)
                         limit = _limited_by(solver.unknowns[worst], tolerance, policy)
                         raise ConvergenceError(
                             f"transient: time step too small at t = {t:.6g} s (the truncation "
-                            f"error allows {allowed:.3g} s){limit}")
+                            f"error allows {allowed:.3g} s{'; ' + stall if stall else ''})"
+                            f"{limit}")
                     continue
             # the first short step after an event takes up the location's overshoot as an
             # impulse (a stuck block's force m v / h), which the functions the event changed
@@ -429,8 +444,10 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             if event:
                 modes = solver.modes()
                 crossed = _crossed(modes, switching, modes)
-                # a change within hmin of the last, or before the short steps after it ended
-                quick = crossed & ((t - last_switched <= policy.hmin) | (changed & (settling > 0)))
+                # a change within the resolution of the last, or before the short steps after
+                # it ended
+                quick = crossed & ((t - last_switched <= policy.resolution)
+                                   | (changed & (settling > 0)))
                 rapid = np.where(quick, rapid + 1, np.where(crossed, 0, rapid))
                 # one change at once after another is a law's (a block that stops where its
                 # spring pulls harder than fs breaks away backwards), and so are two where
@@ -591,10 +608,10 @@ def _forget(*histories: deque) -> None:
 
 def _targets(breakpoints: np.ndarray, tstop: float, policy: Policy) -> np.ndarray:
     """Where adaptive steps must land: the breakpoints inside the run, merged where closer
-    than the smallest step, and `tstop` (then a sentinel)."""
-    inside = np.sort(breakpoints[(breakpoints > policy.hmin) & (breakpoints < tstop)])
+    than the resolution, and `tstop` (then a sentinel)."""
+    inside = np.sort(breakpoints[(breakpoints > policy.resolution) & (breakpoints < tstop)])
     if len(inside):
-        inside = inside[np.r_[True, np.diff(inside) > policy.hmin]]
+        inside = inside[np.r_[True, np.diff(inside) > policy.resolution]]
     return np.r_[inside, tstop, np.inf]
 
 

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DENSE_EIGEN_LIMIT = 2000
-SMALLEST_STEP = 1e-9    # of hmax: a step that must be shorter fails the run
+RESOLUTION = 1e-9      # of hmax: times closer are one (breakpoints, landings, quick changes)
+SMALLEST_STEP = 1e-11  # of hmax: a step that must be shorter fails the run (ngspice's delmin)
 SHORTEST_TIME = 1e-30   # s: .tran times below it would make steps of no physical meaning
 
 
@@ -88,7 +89,7 @@ def transient(request, circuit) -> TransientResult:
     drive = _Drive(system, tstep, tstop)
     x0 = initial_state(circuit, equations, drive(0.0), request.uic, hmax)
     solver = build(equations)
-    policy = Policy(adaptive, hmax, SMALLEST_STEP * hmax,
+    policy = Policy(adaptive, hmax, RESOLUTION * hmax, SMALLEST_STEP * hmax,
                     (options.reltol, options.abstol, options.chgtol, options.trtol),
                     first=min(hmax, min(tstop / 100, tstep) / 10) if adaptive else hmax)
     times, rows, derivative_rows, inputs = [], [], [], []

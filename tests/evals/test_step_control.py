@@ -382,6 +382,47 @@ def test_tighter_reltol_shrinks_the_error():
     assert error(1e-3) > 8 * error(1e-5)
 
 
+
+def test_an_edge_late_in_a_run_is_resolved_at_tight_tolerances():
+    """A 1 ns edge at t = 1 s into an RC of 1 ms: the restart's first steps are fractions of
+    a nanosecond, below 1e-9 of tmax, where the run once stopped ("time step too small")
+    at reltol 1e-6 and 1e-8; ngspice, whose smallest step is 1e-11 of tmax, runs both.
+    Against the closed form of the ramp's response (measured 1.3e-4 and 6.1e-6; ngspice
+    2.0e-4 and 1.0e-5 on the same deck)."""
+    def exact(t):
+        s, tau, rise = t - 1.0, 1e-3, 1e-9
+        ramp = (s - tau * -np.expm1(-np.clip(s, 0, rise) / tau)) / rise
+        after = 1 - tau / rise * np.expm1(rise / tau) * np.exp(-np.maximum(s, 0) / tau)
+        return np.where(s <= 0, 0.0, np.where(s <= rise, ramp, after))
+
+    for reltol, bound in ((1e-6, 2e-4), (1e-8, 1e-5)):
+        t, result = run(f"late edge\nV1 in 0 PULSE(0 1 1 1n 1n 1 10)\nR1 in out 1k\n"
+                        f"C1 out 0 1u\n.options reltol={reltol}\n.tran 1m 1.01\n")
+        assert t[-1] == pytest.approx(1.01)
+        assert np.max(np.abs(result["V(out)"] - exact(t))) < bound, reltol
+
+
+def test_a_step_that_the_tolerance_cannot_meet_names_the_equation_and_abstol():
+    """A random RLC network at reltol 1e-10: C2's charge, between two nodes held near the
+    source's -3.121 V, is a difference whose round-off (about 5e-21 C) its error estimate
+    reads, against a tolerance of abstol (1e-12 A) times the step. Below 1e-9 of tmax the
+    steps shrink and grow back in turn without end (1e-15 s, 354,829 points in the first
+    2 ns); the run stops once they make no headway, naming the equation and abstol, and
+    a larger abstol runs."""
+    text = ("random linear network seed 235\nR1 n1 0 327.483\nR2 n2 0 58.5693\n"
+            "R3 n3 n2 600.524\nR4 n4 n1 32.6713\nL1 n3 n4 0.00938923 IC=0\n"
+            "R5 n1 0 12.2938\nC1 n1 0 9.24964e-08 IC=-2.642\nC2 n1 n4 7.68176e-06\n"
+            "R6 n1 0 47.7958\nV1 n1 0 DC -3.121\n"
+            ".options reltol=1e-10\n.tran 3.92e-06 0.000785 uic\n")
+    with pytest.raises(mna.ConvergenceError,
+                       match=r"time step too small at t = 6\.9\d*e-10 s \(the truncation error "
+                             r"allows .*; 200 of the last \d+ steps tried.*more than 1e\+06 "
+                             r"steps away\); the error of V\(n4\)'s equation is the largest.*"
+                             r"abstol = 1e-12 plus reltol = 1e-10.*\.options abstol"):
+        run(text)
+    t, _ = run(text.replace("reltol=1e-10", "reltol=1e-10 abstol=1e-9"))
+    assert t[-1] == pytest.approx(0.000785)
+
 def test_interp_puts_the_table_on_the_tstep_grid(tmp_path):
     netlist = tmp_path / "rc.net"
     netlist.write_text(RC_PULSE)
