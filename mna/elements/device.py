@@ -46,6 +46,7 @@ name, terminals, parameters)` from the element.
 from __future__ import annotations
 
 import keyword
+import operator
 from typing import ClassVar, NamedTuple
 
 import numpy as np
@@ -205,9 +206,13 @@ def terminal_array(instances: list[Instance], width: int) -> np.ndarray:
 
 
 def parameters(instances: list[Instance], *names: str) -> list[np.ndarray]:
-    """Each named parameter of every instance, as one array per name."""
-    return [np.array([instance.parameters[name] for instance in instances], dtype=float)
-            for name in names]
+    """Each named parameter of every instance, as one array per name (each instance's
+    mapping read once, for all the names together)."""
+    if not names:
+        return []
+    pick = operator.itemgetter(*names)
+    table = np.array([pick(instance.parameters) for instance in instances], dtype=float)
+    return list(table.reshape(len(instances), len(names)).T.copy())
 
 
 def branch(flow: np.ndarray, d_plus: np.ndarray, d_minus: np.ndarray,
