@@ -83,6 +83,9 @@ CHATTER_CHANGES = 3     # a function that changes so many times in a row, each q
 STALL_WINDOW = 1000
 STALL_FAILURES = 200
 STALL_STEPS = 1e6
+# a step spans at least this many units in the last place of t: a shorter one would hardly
+# move the time (the sources would be read off by a fraction of it, and t + h == t below one)
+TIME_ULPS = 16
 
 
 class StepSolver(Protocol):
@@ -128,8 +131,9 @@ class Policy:
     """How steps are chosen: adaptively within `hmax`, or all equal to `hmax`
     (`adaptive` False); the tolerances ``(reltol, abstol, chgtol, trtol)``; the
     `resolution`, within which two times are one (breakpoints merge, a step lands on one,
-    a switching function's change follows its last at once); the `smallest` step before the
-    run gives up."""
+    a switching function's change follows its last at once; a first step that no shorter
+    one could replace is taken unchecked); the `smallest` step before the run gives up (or
+    `TIME_ULPS` units in the last place of the time, where that is more)."""
 
     adaptive: bool
     hmax: float
@@ -165,8 +169,9 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
               flow0: np.ndarray, tstop: float, breakpoints: np.ndarray, policy: Policy,
               accept: Callable[[float, np.ndarray, bool], None]) -> Statistics:
     """Integrate from the state `x0` (charge rates `flow0`) at t = 0 to `tstop`, calling
-    `accept(t, x, before)` at every accepted point (t = 0 included; `before`: it is a
-    breakpoint, where the step saw the sources' values before it); `drive(t, before)` gives
+    `accept(t, x, before, elapsed)` at every accepted point (t = 0 included; `before`: it is
+    a breakpoint, where the step saw the sources' values before it; `elapsed`: the steps
+    taken since the last one, which t holds only to its rounding); `drive(t, before)` gives
     ``B u``.
 
     When a device's switching function changes sign within a step, the step is shortened
@@ -190,7 +195,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     rapid = np.zeros(len(switching), int)   # its quick changes in a row (see below)
     targets = _targets(breakpoints, tstop, policy)
     corners = sorted(set(breakpoints.tolist()))
-    accept(0.0, x0, False)
+    accept(0.0, x0, False, 0.0)
+    unrecorded = 0.0   # the steps since the last accepted point (a fixed run's restart steps)
     starter = method(scheme.starter) if scheme.starter else scheme
     opener = method(OPENER) if scheme.starter else starter
     started = max(STARTER_STEPS, scheme.steps - 1)   # restart steps before the scheme's own
@@ -207,6 +213,16 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     start_ringing = math.inf   # of the opener's last try (see `_ringing`)
     if policy.adaptive:   # ngspice's first step, a hundredth of the way to a corner (the
         h = FIRST_FRACTION * min(h, RESTART_FRACTION * targets[0])   # error may shorten it)
+
+    def record(t_point: float, x: np.ndarray, before: bool, h: float) -> None:
+        """Accept the point `x` at `t_point`, which a step `h` reached."""
+        nonlocal unrecorded
+        accept(t_point, x, before, unrecorded + h)
+        unrecorded = 0.0
+
+    def smallest() -> float:
+        """The shortest step from t (`Policy.smallest`, or `TIME_ULPS` of t's rounding)."""
+        return max(policy.smallest, TIME_ULPS * math.ulp(t))
 
     def predict(h: float):
         """The last two points extrapolated a step `h` on (Newton's starting point)."""
@@ -296,7 +312,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             raise ConvergenceError(
                 f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}): {stall}; "
                 f"largest residuals in {failure.worst(solver.unknowns)}") from None
-        if h / RETRY_SHRINK < policy.smallest or not policy.adaptive:
+        if h / RETRY_SHRINK < smallest() or not policy.adaptive:
             raise ConvergenceError(
                 f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); largest "
                 f"residuals in {failure.worst(solver.unknowns)}; tried {stats.failed} shorter "
@@ -306,12 +322,15 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     # a solution that grows to the float limit makes infinities, which the checks catch
     with progress(tstop, "tran", time=True) as bar, np.errstate(over="ignore", invalid="ignore"):
         while t < tstop * (1 - 1e-12):
-            while targets[next_target] <= t * (1 + 1e-12) + policy.resolution:
+            # a target within the resolution (and the shortest step) is reached
+            while targets[next_target] <= t + TIME_ULPS * math.ulp(t) + policy.resolution:
                 next_target += 1
             target = targets[next_target]
             if policy.adaptive:
                 h = min(h, policy.hmax)
-                landing = t + h >= target - policy.resolution
+                # the step lands on the target where less than the resolution would be left
+                # (or less than the step itself, where steps are shorter)
+                landing = t + h >= target - min(policy.resolution, h)
                 if landing:   # onto a breakpoint (or tstop)
                     h = target - t
                 elif t + 2 * h > target:      # no sliver of a step before the breakpoint
@@ -399,7 +418,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     # below the resolution, where a step would once have ended the run, only
                     # while it makes headway
                     stall = stalled() if h < policy.resolution else None
-                    if h < policy.smallest or stall is not None:
+                    if h < smallest() or stall is not None:
                         worst, tolerance = truncation_limit(
                             use, *new, tolerances, solver.stores, starting=starting)
                         limit = _limited_by(solver.unknowns[worst], tolerance, policy)
@@ -429,12 +448,14 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             if step.middle is not None:   # the opener's (not an event's located step)
                 previous, h = taken, taken
                 remember(taken, step.middle)
-                accept(t + taken, step.middle.x, False)
+                record(t + taken, step.middle.x, False, taken)
                 stats.accepted += 1
                 since_restart = started - 1
             remember(h, step)
             if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
-                accept(t_new, step.x, landing and t_new in corners)   # are not on its grid
+                record(t_new, step.x, landing and t_new in corners, h)   # are not on its grid
+            else:
+                unrecorded += h
             stats.accepted += 1
             since_restart += 1
             previous, t = h, t_new

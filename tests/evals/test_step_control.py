@@ -382,24 +382,59 @@ def test_tighter_reltol_shrinks_the_error():
     assert error(1e-3) > 8 * error(1e-5)
 
 
+def ramp_response(t: np.ndarray, start: float, rise: float) -> tuple[np.ndarray, np.ndarray]:
+    """V(out) and I(C1) of 1 kOhm and 1 uF driven by a ramp from 0 to 1 V over `rise`
+    from `start`, in closed form."""
+    s, tau = t - start, 1e-3
+    ramp = (s - tau * -np.expm1(-np.clip(s, 0, rise) / tau)) / rise
+    after = 1 - tau / rise * np.expm1(rise / tau) * np.exp(-np.maximum(s, 0) / tau)
+    v = np.where(s <= 0, 0.0, np.where(s <= rise, ramp, after))
+    source = np.clip(s / rise, 0.0, 1.0)
+    return v, (source - v) / 1e3
+
+
+def edge(start: str, rise: str, reltol: float, tmax: str, tstop: str) -> str:
+    return (f"edge\nV1 in 0 PULSE(0 1 {start} {rise} {rise} 1 10)\nR1 in out 1k\n"
+            f"C1 out 0 1u\n.options reltol={reltol}\n.save V(out) I(C1)\n"
+            f".tran {tmax} {tstop}\n")
+
 
 def test_an_edge_late_in_a_run_is_resolved_at_tight_tolerances():
     """A 1 ns edge at t = 1 s into an RC of 1 ms: the restart's first steps are fractions of
     a nanosecond, below 1e-9 of tmax, where the run once stopped ("time step too small")
     at reltol 1e-6 and 1e-8; ngspice, whose smallest step is 1e-11 of tmax, runs both.
     Against the closed form of the ramp's response (measured 1.3e-4 and 6.1e-6; ngspice
-    2.0e-4 and 1.0e-5 on the same deck)."""
-    def exact(t):
-        s, tau, rise = t - 1.0, 1e-3, 1e-9
-        ramp = (s - tau * -np.expm1(-np.clip(s, 0, rise) / tau)) / rise
-        after = 1 - tau / rise * np.expm1(rise / tau) * np.exp(-np.maximum(s, 0) / tau)
-        return np.where(s <= 0, 0.0, np.where(s <= rise, ramp, after))
-
-    for reltol, bound in ((1e-6, 2e-4), (1e-8, 1e-5)):
-        t, result = run(f"late edge\nV1 in 0 PULSE(0 1 1 1n 1n 1 10)\nR1 in out 1k\n"
-                        f"C1 out 0 1u\n.options reltol={reltol}\n.tran 1m 1.01\n")
+    2.0e-4 and 1.0e-5 on the same deck). The capacitor's current is the derivative of its
+    charge over the steps taken, not over the table's times, which hold those steps only
+    to the rounding of t = 1 s (measured 1.9e-6 and 1.2e-7 A of 1 mA; 3.9e-7 at 1e-8 over
+    the times)."""
+    for reltol, bound, current_bound in ((1e-6, 2e-4, 4e-6), (1e-8, 1e-5, 2.5e-7)):
+        t, result = run(edge("1", "1n", reltol, "1m", "1.01"))
         assert t[-1] == pytest.approx(1.01)
-        assert np.max(np.abs(result["V(out)"] - exact(t))) < bound, reltol
+        v, i = ramp_response(t, 1.0, 1e-9)
+        assert np.max(np.abs(result["V(out)"] - v)) < bound, reltol
+        after = t > 1.0 + 1e-9
+        assert np.max(np.abs(result["I(C1)"] - i)[after]) < current_bound, reltol
+
+
+def test_a_step_just_short_of_an_edge_is_taken_below_the_resolution():
+    """A 1.2 ps edge at 1 ms, tmax 1 ms (resolution 1 fs): after the rising corner the
+    falling one is 1.2 resolutions away, and the step lands on it, too long for the error,
+    which asked for 1.7 fs; landing on a target within the resolution took the same
+    1.08 ps step again, 200 times, and the run stopped. A step shorter than the resolution
+    lands only within itself. Against the closed form (measured 6.2e-4; ngspice 8.2e-4)."""
+    t, result = run(edge("1m", "1.2p", 1e-5, "1m", "0.05"))
+    assert t[-1] == pytest.approx(0.05)
+    assert np.max(np.abs(result["V(out)"] - ramp_response(t, 1e-3, 1.2e-12)[0])) < 1e-3
+
+
+def test_a_step_below_the_rounding_of_the_time_is_refused():
+    """A 0.1 ps edge at t = 1 s at reltol 1e-8 needs steps of 1e-19 s, where t + h is t:
+    the table had repeated times (and rows of NaN), and steps of a few units in the last
+    place of t held the capacitor's current to 53 %. Steps shorter than 16 of those units
+    are refused, as too small."""
+    with pytest.raises(mna.ConvergenceError, match=r"time step too small at t = 1 s"):
+        run(edge("1", "0.1p", 1e-8, "10u", "1.01"))
 
 
 def test_a_step_that_the_tolerance_cannot_meet_names_the_equation_and_abstol():
