@@ -167,7 +167,7 @@ class _Step:
 
 def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np.ndarray,
               flow0: np.ndarray, tstop: float, breakpoints: np.ndarray, policy: Policy,
-              accept: Callable[[float, np.ndarray, bool], None]) -> Statistics:
+              accept: Callable[[float, np.ndarray, bool, float], None]) -> Statistics:
     """Integrate from the state `x0` (charge rates `flow0`) at t = 0 to `tstop`, calling
     `accept(t, x, before, elapsed)` at every accepted point (t = 0 included; `before`: it is
     a breakpoint, where the step saw the sources' values before it; `elapsed`: the steps
