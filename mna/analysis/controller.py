@@ -322,8 +322,9 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     # a solution that grows to the float limit makes infinities, which the checks catch
     with progress(tstop, "tran", time=True) as bar, np.errstate(over="ignore", invalid="ignore"):
         while t < tstop * (1 - 1e-12):
-            # a target within the resolution (and the shortest step) is reached
-            while targets[next_target] <= t + TIME_ULPS * math.ulp(t) + policy.resolution:
+            # a target is reached where a step landed on it (or within the rounding of t);
+            # a step that does not land ends more than the resolution, or than itself, short
+            while targets[next_target] <= t + TIME_ULPS * math.ulp(t):
                 next_target += 1
             target = targets[next_target]
             if policy.adaptive:

@@ -92,13 +92,14 @@ def transient(request, circuit) -> TransientResult:
     policy = Policy(adaptive, hmax, RESOLUTION * hmax, SMALLEST_STEP * hmax,
                     (options.reltol, options.abstol, options.chgtol, options.trtol),
                     first=min(hmax, min(tstop / 100, tstep) / 10) if adaptive else hmax)
-    times, steps, rows, derivative_rows, inputs = [], [], [], [], []
+    times, steps, corners, rows, derivative_rows, inputs = [], [], [], [], [], []
     records_derivatives = len(system.q.rows) > 0
 
     def accept(t: float, x: np.ndarray, before: bool, elapsed: float) -> None:
         check_count(len(times) + 1, ".tran", circuit, request.location)
         times.append(t)
         steps.append(elapsed)
+        corners.append(before)
         rows.append(system.p.product(x))
         if records_derivatives:
             derivative_rows.append(system.q.product(x))
@@ -111,8 +112,9 @@ def transient(request, circuit) -> TransientResult:
     except SingularSystemError as error:
         raise SingularSystemError(f"transient ({scheme.name}): {error}",
                                   error.unknowns) from None
-    return _result(system, scheme, np.array(times), np.array(steps), np.array(rows),
-                   np.array(derivative_rows), np.array(inputs), tstep, tstop, tstart,
+    return _result(system, scheme, np.array(times), np.array(steps), np.array(corners),
+                   np.array(rows), np.array(derivative_rows), np.array(inputs), tstep, tstop,
+                   tstart,
                    options.interp, getattr(solver, "factorizations", 0))
 
 
@@ -150,19 +152,20 @@ class TransientResult(TableResult):
 
 
 def _result(system, scheme: LinearMultistep, times: np.ndarray, steps: np.ndarray,
-            rows: np.ndarray, derivative_rows: np.ndarray, u: np.ndarray, tstep: float,
-            tstop: float, tstart: float, interp: bool, factorizations: int) -> TransientResult:
+            corners: np.ndarray, rows: np.ndarray, derivative_rows: np.ndarray, u: np.ndarray,
+            tstep: float, tstop: float, tstart: float, interp: bool,
+            factorizations: int) -> TransientResult:
     """The table: outputs at the accepted points (or on the `tstep` grid with `interp`) from
     `tstart` on, with each point's inputs `u` as the step that ended there saw them (the
     value before a jump at its end); `steps`: the time from each point's predecessor, as
-    the integration took it."""
+    the integration took it; `corners`: the points on a source's corner."""
     if not np.all(np.isfinite(rows)):
         first = times[int(np.argmax(~np.all(np.isfinite(rows), axis=1)))]
         raise SingularSystemError(f"transient: the solution is not finite from t = "
                                   f"{first:.6g} s on (unstable step or singular matrix)")
     values = rows + (system.r.product(u.T).T if len(system.inputs) else 0.0)
     if len(derivative_rows):
-        values = values + _derivative(steps, derivative_rows, scheme)
+        values = values + _derivative(steps, corners, derivative_rows, scheme)
     if interp:
         grid = tstep * np.arange(math.floor(tstop / tstep * (1 + 1e-12)) + 1)
         values = np.array([np.interp(grid, times, column) for column in values.T]).reshape(
@@ -263,11 +266,13 @@ def _eigenvalues(C, G, C_factor) -> np.ndarray:
 
 # -- outputs ----------------------------------------------------------------------------------
 
-def _derivative(steps: np.ndarray, values: np.ndarray, scheme: LinearMultistep) -> np.ndarray:
+def _derivative(steps: np.ndarray, corners: np.ndarray, values: np.ndarray,
+                scheme: LinearMultistep) -> np.ndarray:
     """Time derivative of recorded rows (for outputs ``Q x'`` such as a capacitor's through
-    variable): backward differences, second order for second-order methods, over the
-    `steps` between the rows (not the difference of their times, which a step of a few
-    units in the last place of t would only hold to its rounding)."""
+    variable): backward differences, second order for second-order methods but across a
+    source's corner (`corners`, where the rows' slope breaks), over the `steps` between the
+    rows (not the difference of their times, which a step of a few units in the last place
+    of t would only hold to its rounding)."""
     d = np.zeros_like(values)
     if len(steps) < 2:
         return d
@@ -277,6 +282,7 @@ def _derivative(steps: np.ndarray, values: np.ndarray, scheme: LinearMultistep) 
     if scheme.order >= 2 and len(steps) > 2:
         h1, h2 = h[1:, None], h[:-1, None]          # t_n - t_{n-1}, t_{n-1} - t_{n-2}
         x0, x1, x2 = values[2:], values[1:-1], values[:-2]
-        d[2:] = ((2 * h1 + h2) / (h1 * (h1 + h2)) * x0 - (h1 + h2) / (h1 * h2) * x1
-                 + h1 / (h2 * (h1 + h2)) * x2)
+        second = ((2 * h1 + h2) / (h1 * (h1 + h2)) * x0 - (h1 + h2) / (h1 * h2) * x1
+                  + h1 / (h2 * (h1 + h2)) * x2)
+        d[2:] = np.where(corners[1:-1, None], d[2:], second)
     return d

@@ -418,14 +418,21 @@ def test_an_edge_late_in_a_run_is_resolved_at_tight_tolerances():
 
 
 def test_a_step_just_short_of_an_edge_is_taken_below_the_resolution():
-    """A 1.2 ps edge at 1 ms, tmax 1 ms (resolution 1 fs): after the rising corner the
-    falling one is 1.2 resolutions away, and the step lands on it, too long for the error,
-    which asked for 1.7 fs; landing on a target within the resolution took the same
-    1.08 ps step again, 200 times, and the run stopped. A step shorter than the resolution
-    lands only within itself. Against the closed form (measured 6.2e-4; ngspice 8.2e-4)."""
+    """A 1.2 ps edge at 1 ms, tmax 1 ms (resolution 1 ps): from its start, the corner that
+    ends the rise is 1.2 resolutions away, and a step that ends within the resolution of it
+    lands on it, too long for the error, which asked for 1.7 fs: the same 1.08 ps step was
+    retried 200 times, and the run stopped. A step shorter than the resolution lands only
+    within itself; and a target is passed only once a step landed on it, so the corner is a
+    time point (once it was passed as soon as a step ended within the resolution of it).
+    Against the closed form (measured 6.2e-4; ngspice 8.2e-4), and its current after it."""
     t, result = run(edge("1m", "1.2p", 1e-5, "1m", "0.05"))
     assert t[-1] == pytest.approx(0.05)
-    assert np.max(np.abs(result["V(out)"] - ramp_response(t, 1e-3, 1.2e-12)[0])) < 1e-3
+    assert np.min(np.abs(t - (1e-3 + 1.2e-12))) < 1e-18
+    v, i = ramp_response(t, 1e-3, 1.2e-12)
+    assert np.max(np.abs(result["V(out)"] - v)) < 1e-3
+    # measured 2.9e-6 A (of 1 mA); 2.2e-5 at the first point after the corner while the
+    # derivative's second-order difference reached across it
+    assert np.max(np.abs(result["I(C1)"] - i)[t > 1e-3 + 1.2e-12]) < 1e-5
 
 
 def test_a_step_below_the_rounding_of_the_time_is_refused():
