@@ -323,15 +323,17 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     with progress(tstop, "tran", time=True) as bar, np.errstate(over="ignore", invalid="ignore"):
         while t < tstop * (1 - 1e-12):
             # a target is reached where a step landed on it (or within the rounding of t);
-            # a step that does not land ends more than the resolution, or than itself, short
+            # a step that does not land ends more than the resolution, or itself, short
             while targets[next_target] <= t + TIME_ULPS * math.ulp(t):
                 next_target += 1
             target = targets[next_target]
             if policy.adaptive:
                 h = min(h, policy.hmax)
-                # the step lands on the target where less than the resolution would be left
-                # (or less than the step itself, where steps are shorter)
-                landing = t + h >= target - min(policy.resolution, h)
+                # the step lands on the target where less than the resolution would be left;
+                # one shorter than the resolution only where it reaches the target (stretched
+                # to it, a step the error refused would be tried again and again)
+                landing = t + h >= target - (policy.resolution if h >= policy.resolution
+                                             else 0.0)
                 if landing:   # onto a breakpoint (or tstop)
                     h = target - t
                 elif t + 2 * h > target:      # no sliver of a step before the breakpoint

@@ -435,6 +435,32 @@ def test_a_step_just_short_of_an_edge_is_taken_below_the_resolution():
     assert np.max(np.abs(result["I(C1)"] - i)[t > 1e-3 + 1.2e-12]) < 1e-5
 
 
+def test_a_short_step_is_not_stretched_onto_a_breakpoint_its_error_refuses():
+    """PWL corners a few ps apart at 1 ns, tmax 1 ms (resolution 1 ps), backward Euler: a
+    short step left t 0.59 ps before a corner, the error allowed 0.33 ps, and landing
+    stretched each try to the whole 0.59 ps, which the error refused, 200 times over: the
+    run stopped. A step shorter than the resolution lands only where it reaches the target
+    (else the gap is halved). Every corner kept is a time point (those within the resolution
+    of the one before are merged into it), and near them V(out) is the closed form's
+    (measured 1.5e-10 V)."""
+    corners = [(0, 0), (1e-9, 0), (1.001001e-9, 1), (1.003501e-9, 0.5), (1.0045e-9, -1),
+               (1.005499e-9, -1), (1.006599e-9, 0.5), (1.0076e-9, -1)]
+    pwl = " ".join(f"{a!r} {b}" for a, b in corners)
+    t, result = run(f"pwl\nV1 in 0 PWL({pwl})\nR1 in out 1k\nC1 out 0 1u\n"
+                    ".options method=be\n.tran 1.4285714285714287e-4 0.02 0 1m uic\n")
+    assert t[-1] == 0.02
+    for corner in (1e-9, 1.001001e-9, 1.003501e-9, 1.006599e-9, 1.0076e-9):
+        assert np.min(np.abs(t - corner)) == 0.0, corner
+    tau, near = 1e-3, t < 1e-8
+    x = t[near, None] - np.array([c for c, _ in corners])
+    x = np.maximum(x, 0.0) / tau   # the response to a unit ramp from each corner, tau x^2 / 2
+    ramps = tau * (x**2 / 2 - x**3 / 6 + x**4 / 24)   # ... while x is tiny
+    values = [v for _, v in corners]
+    slopes = np.diff(values) / np.diff([c for c, _ in corners])
+    changes = np.diff(np.r_[0.0, slopes, 0.0])
+    assert np.max(np.abs(result["V(out)"][near] - ramps @ changes)) < 1e-9
+
+
 def test_a_step_below_the_rounding_of_the_time_is_refused():
     """A 0.1 ps edge at t = 1 s at reltol 1e-8 needs steps of 1e-19 s, where t + h is t:
     the table had repeated times (and rows of NaN), and steps of a few units in the last
