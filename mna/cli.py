@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import errno
-import gc
 import logging
 import os
 import shutil
@@ -20,7 +19,6 @@ from typing import NoReturn
 
 import mna
 from mna.circuit import OPTION_CHOICES
-from mna.collector import collector_paused
 from mna.elements import Element
 from mna.errors import MnaError, NetlistError, OutputError, SchedulerError
 from mna.netlist.fields import FieldReader, Scope
@@ -129,10 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.ERROR if args.quiet else logging.INFO if args.verbose else logging.WARNING)
-    freezes = gc.get_freeze_count() == 0   # a caller's own frozen objects stay frozen
     try:
-        with collector_paused(freeze=freezes):   # the circuit lives through the run
-            circuit = mna.read(args.netlist)
+        circuit = mna.read(args.netlist)
         if args.command == "check":
             return _check(circuit, args.quiet)
         if args.command == "ss":
@@ -165,8 +161,6 @@ def main(argv: list[str] | None = None) -> int:
               f"{type(error).__name__}: {error}", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
-        if freezes:
-            gc.unfreeze()
         log.removeHandler(handler)
         log.setLevel(logging.NOTSET)
 

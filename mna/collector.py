@@ -13,17 +13,12 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def collector_paused(freeze: bool = False) -> Iterator[None]:
-    """No automatic collection inside; the collector's state as it was afterwards. With
-    `freeze` (what was made inside lives on, as a command's circuit through its run), every
-    object there is when the block ends is frozen out of the collector's passes
-    (`gc.freeze`, until `gc.unfreeze`); else the first passes after it walk each one again."""
+def collector_paused() -> Iterator[None]:
+    """No automatic collection inside; the collector's state as it was afterwards."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
-        if freeze:
-            gc.freeze()
     finally:
         if enabled:
             gc.enable()

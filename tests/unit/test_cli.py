@@ -115,27 +115,6 @@ def test_main_leaves_the_collector_as_it_found_it(divider, tmp_path):
     assert gc.isenabled() == enabled
 
 
-def test_the_circuit_is_frozen_out_of_the_collectors_passes_for_the_run(divider, tmp_path,
-                                                                         monkeypatch):
-    """Read, the circuit lives through the run: frozen (`gc.freeze`), no collection walks its
-    objects again; main unfreezes when it returns."""
-    import mna.cli
-
-    seen = []
-    run = mna.cli._run
-
-    def spying(circuit, args):
-        tracked = any(found is circuit for found in gc.get_objects())
-        seen.append((gc.get_freeze_count() > 0, tracked))
-        return run(circuit, args)
-
-    monkeypatch.setattr(mna.cli, "_run", spying)
-    assert gc.get_freeze_count() == 0
-    assert status(["run", str(divider), "-o", str(tmp_path / "out")]) == 0
-    assert seen == [(True, False)]
-    assert gc.get_freeze_count() == 0
-
-
 def test_the_mna_process_exits_with_mains_status(divider, tmp_path):
     """``python -m mna`` (as the console script) exits with main's status."""
     out = tmp_path / "out"
