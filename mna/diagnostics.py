@@ -10,7 +10,7 @@ through sources (open at DC).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,19 +27,34 @@ ROLES = tuple(Role)   # a role's number is its place here
 
 
 class Graph:
-    """A circuit's graph: every element's edges, and their ends as node numbers (the
-    reference is 0), made once at elaboration for every topology check."""
+    """A circuit's graph, made once at elaboration for every topology check: each edge's
+    ends as node numbers (the reference is 0), its role and the element it belongs to, as
+    arrays; an `Edge` is made again only where a check names it."""
 
-    def __init__(self, nodes: Mapping[str, Node] | Iterable[str], elements: Iterable[Element]):
+    def __init__(self, nodes: Mapping[str, Node] | Iterable[str], elements: Sequence[Element]):
         self.keys = (GROUND, *nodes)
+        self.elements = elements
         number = {key: i for i, key in enumerate(self.keys)}
-        edges: list[Edge] = []
+        code = {role: i for i, role in enumerate(ROLES)}
+        ends: list[int] = []
+        roles: list[int] = []
+        counts: list[int] = []
         for element in elements:
-            edges += element.edges()
-        self.edges = tuple(edges)
-        self.ends = np.column_stack(([number[edge.a] for edge in edges],
-                                     [number[edge.b] for edge in edges])).astype(np.int64)
-        self.roles = np.array([ROLES.index(edge.role) for edge in edges], dtype=np.int64)
+            edges = element.edges()
+            counts.append(len(edges))
+            for edge in edges:
+                ends += (number[edge.a], number[edge.b])
+                roles.append(code[edge.role])
+        self.ends = np.array(ends, dtype=np.int64).reshape(-1, 2)
+        self.roles = np.array(roles, dtype=np.int64)
+        self.owners = np.repeat(np.arange(len(counts)), counts)
+        self.ordinals = np.arange(len(roles)) - np.repeat(np.cumsum(counts) - counts, counts)
+
+    def edges(self, roles: tuple[Role, ...] | None = None) -> list[Edge]:
+        """The edges of `roles` (default all), in the elements' order."""
+        chosen = range(len(self.roles)) if roles is None else np.flatnonzero(
+            np.isin(self.roles, [ROLES.index(role) for role in roles])).tolist()
+        return [self.elements[self.owners[k]].edges()[self.ordinals[k]] for k in chosen]
 
     def components(self, open_roles: tuple[Role, ...]) -> np.ndarray:
         """Each node's component label when the edges of `open_roles` are left out."""
@@ -69,13 +84,13 @@ def connected_components(size: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def check_source_topology(circuit: Circuit) -> None:
     """Refuse what no analysis can solve: source loops, source cut-sets, unconnected pieces."""
-    _refuse_loops(circuit.graph.edges, (Role.ACROSS_SOURCE,), "loop of across sources")
+    _refuse_loops(circuit.graph, (Role.ACROSS_SOURCE,), "loop of across sources")
     _refuse_isolated(circuit, open_roles=(Role.THROUGH_SOURCE,), dc=False)
 
 
 def check_dc_topology(circuit: Circuit) -> None:
     """Refuse what has no DC solution: A-type open, T-type short."""
-    _refuse_loops(circuit.graph.edges, (Role.ACROSS_SOURCE, Role.THROUGH_STORE),
+    _refuse_loops(circuit.graph, (Role.ACROSS_SOURCE, Role.THROUGH_STORE),
                   "loop of across sources and T-type elements (a short at DC)")
     _refuse_isolated(circuit, open_roles=OPEN_AT_DC, dc=True)
 
@@ -104,14 +119,12 @@ class Forest:
         return a != b
 
 
-def _refuse_loops(edges: tuple[Edge, ...], roles: tuple[Role, ...], what: str) -> None:
+def _refuse_loops(graph: Graph, roles: tuple[Role, ...], what: str) -> None:
     """No loop of edges of `roles`: an edge whose ends are tied already closes one, which
     is then traced to name its elements."""
     forest = Forest()
     adjacency: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
-    for edge in edges:
-        if edge.role not in roles:
-            continue
+    for edge in graph.edges(roles):
         if not forest.join(edge.a, edge.b):
             path = _path(adjacency, edge.a, edge.b)
             names = ", ".join(e.element.name for e in [*path, edge])
@@ -153,7 +166,7 @@ def _refuse_isolated(circuit: Circuit, open_roles: tuple[Role, ...], dc: bool) -
     component = dict(zip(graph.keys, labels.tolist()))
     grounded = component[GROUND]
     cut: dict[int, list[Edge]] = defaultdict(list)
-    for edge in graph.edges:
+    for edge in graph.edges():
         ends = {component[edge.a], component[edge.b]}
         for label in ends - {grounded}:
             if len(ends) == 2:

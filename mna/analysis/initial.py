@@ -142,12 +142,11 @@ def constraints(circuit, system: DescriptorSystem,
     fixing = (Role.ACROSS_SOURCE,) if uic else (Role.ACROSS_SOURCE, Role.THROUGH_STORE)
     # the sources' ties; the rows' (in an operating point, with the sources')
     fixed, joined = Forest(), Forest()
-    for edge in circuit.graph.edges:
-        if edge.role in fixing:
-            pair = (s.index_of(edge.a), s.index_of(edge.b))
-            fixed.join(*pair)
-            if not uic:
-                joined.join(*pair)
+    for edge in circuit.graph.edges(fixing):
+        pair = (s.index_of(edge.a), s.index_of(edge.b))
+        fixed.join(*pair)
+        if not uic:
+            joined.join(*pair)
     ties = [tuple((s.index_of(a), s.index_of(b)) for a, b in element.tied_ports())
             for element in circuit.elements if element.tied_ports()]
     _join_tied_ports(fixed, ties)

@@ -141,12 +141,13 @@ class _Elaborator:
                                            self.netlist.cards))
         self._cards(top, scope, depth=0)
         nodes = self._domains()
+        elements = tuple(self.elements)
         circuit = Circuit(
             title=self.netlist.title,
             path=self.netlist.path,
             nodes=nodes,
-            elements=tuple(self.elements),
-            graph=Graph(nodes, self.elements),
+            elements=elements,
+            graph=Graph(nodes, elements),
             # the temperature first: it is known once every card is read, and parameters
             # may read it
             parameters={TEMPERATURE: self.options.temp, **parameters,
