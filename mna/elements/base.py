@@ -20,7 +20,7 @@ from mna.netlist.model import SourceLocation
 
 if TYPE_CHECKING:
     from mna.assembly import OutputRow, Stamper
-    from mna.netlist.fields import FieldReader
+    from mna.netlist.fields import FieldReader, Scope
 
 
 class Role(Enum):
@@ -81,6 +81,14 @@ class Element:
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Element:
         raise NotImplementedError
+
+    @classmethod
+    def from_plain(cls, name: str, location: SourceLocation, nodes: tuple[str, str],
+                   word: str, scope: Scope) -> Element | None:
+        """The element of a line ``name n+ n- word`` of words only (a netlist's commonest
+        line) in `scope`, where the class reads it as `from_fields` would without a field
+        reader; None for a class or `word` that needs the reader."""
+        return None
 
     # -- topology ----------------------------------------------------------------------------
     def edges(self) -> list[Edge]:

@@ -486,6 +486,11 @@ class Diode(Element):
         return cls(reader.name, reader.location, nodes, model,
                    next((a for a in (area, given) if a is not None), 1.0), off)
 
+    @classmethod
+    def from_plain(cls, name, location, nodes, word, scope) -> Diode:
+        key = word.lower()   # the model's name
+        return cls(name, location, nodes, scope.models.get(key, key), 1.0)
+
     def edges(self):
         return two_terminal_edge(self, Role.DISSIPATOR)
 

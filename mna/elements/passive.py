@@ -12,7 +12,7 @@ from mna.elements.behavioural import BehaviouralSource
 from mna.elements.diode import check_model, model_values
 from mna.elements.modelled import ModelledElement, names_a_model, types_of
 from mna.expr import Expression, Instruction, Probe, Value
-from mna.netlist.fields import GROUND, FieldReader
+from mna.netlist.fields import GROUND, FieldReader, plain_number
 from mna.netlist.model import Braced
 
 
@@ -58,6 +58,13 @@ class Passive(Element):
         reader.no_more_options(cls.allowed)
         initial = options.pop("ic", None)
         return cls(reader.name, reader.location, nodes, value, keyword, initial, **options)
+
+    @classmethod
+    def from_plain(cls, name, location, nodes, word, scope) -> Passive | None:
+        value = plain_number(word)   # a plain number that names no model (R's "R1 a b 1k")
+        if value is None or word.lower() in scope.model_kinds:
+            return None
+        return cls(name, location, nodes, value, None, None)
 
     @classmethod
     def _options(cls, reader: FieldReader, keys) -> dict:

@@ -444,12 +444,27 @@ class _Elaborator:
         if len(self.elements) >= MAX_ELEMENTS:
             raise NetlistError(f"more than {MAX_ELEMENTS} elements (subcircuits that each "
                                "instantiate the next twice, over and over?)", card.location)
-        element = cls.from_fields(self._reader(card, scope, cls.usage))
+        element = self._plain(cls, card, scope) or cls.from_fields(
+            self._reader(card, scope, cls.usage))
         key = element.name.lower()
         if key in self.elements_by_key:
             raise NetlistError(f"element '{element.name}' is defined twice", card.location)
         self.elements_by_key[key] = element
         self.elements.append(element)
+
+    def _plain(self, cls: type[Element], card: Card, scope: Scope) -> Element | None:
+        """The element of a card ``name n+ n- word`` of words only, where its class reads
+        such a line itself (`Element.from_plain`); None for any other card."""
+        fields = card.fields
+        if card.places is not None or card.options or len(fields) != 3:
+            return None
+        nodes = (scope.node(fields[0]), scope.node(fields[1]))
+        element = cls.from_plain(scope.name(card.head), card.location, nodes, fields[2], scope)
+        if element is not None:
+            for index, key in enumerate(nodes):
+                if key != GROUND:
+                    self._note_node(key, scope.prefix + fields[index], card, index)
+        return element
 
     def _instance(self, card: Card, scope: Scope, depth: int) -> None:
         usage = "Xname node ... subcircuit [params:] [p=value ...]"

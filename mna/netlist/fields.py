@@ -174,10 +174,8 @@ class FieldReader:
 
     def value(self, what: str = "value") -> Value:
         taken = self.take(what)
-        if isinstance(taken, str):   # a plain number: its place is looked up only if needed
-            parsed = number(taken)
-            if parsed is not None and not parsed[1] and math.isfinite(parsed[0]):
-                return parsed[0]
+        if isinstance(taken, str) and (plain := plain_number(taken)) is not None:
+            return plain   # its place is looked up only for a message
         return self.evaluate(taken, what, self.place())
 
     def done(self) -> None:
@@ -249,6 +247,15 @@ class FieldReader:
         """The values of `call`'s arguments (a waveform's, say)."""
         return tuple(self.evaluate(argument, what, place, time=time)
                      for argument, place in zip(call.args, call.places))
+
+
+def plain_number(word: str) -> float | None:
+    """`word` as a finite number with no stray letters after it, else None (a word that
+    needs `FieldReader.evaluate`, which warns of the letters or refuses it)."""
+    parsed = number(word)
+    if parsed is not None and not parsed[1] and math.isfinite(parsed[0]):
+        return parsed[0]
+    return None
 
 
 def assignment(item: Field, location: SourceLocation) -> Assign:

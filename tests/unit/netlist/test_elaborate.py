@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import mna
 from mna.domains import Domain
@@ -224,3 +227,47 @@ def test_param_inside_a_subcircuit_is_local_to_each_instance():
     assert op["V(X1.m)"] == pytest.approx(6.0, rel=1e-12)
     assert op["V(X2.m)"] == pytest.approx(6.0, rel=1e-12)
     assert op["I(V1)"] == pytest.approx(-(9 / 6e3 + 9 / 3e3), rel=1e-12)
+
+
+# -- lines of words only, read without a field reader ----------------------------------------
+
+PLAIN_WORDS = ("1k", "100", "0", "1p", "2.2u", "10uF", "1e400", "3meg", "dlad", "DLAD", "1k5",
+               "off", "brake", "rmod", "2n")
+PLAIN_MODELS = (".model dlad D(IS=1e-14)\n.model rmod R(r=5)\n.model 2n R(r=7)\n"
+                ".model brake friction(fc=1)\n")
+
+
+def _read_each_way(text: str, monkeypatch) -> tuple[object, object]:
+    """`text` read as it is and with every card going through its class's field reader: the
+    circuit or the error, each way."""
+    def outcome():
+        try:
+            return mna.read_string(text)
+        except mna.MnaError as error:
+            return f"{type(error).__name__}: {error}"
+
+    plain = outcome()
+    with monkeypatch.context() as patch:
+        patch.setattr("mna.netlist.elaborate._Elaborator._plain", lambda *args: None)
+        return plain, outcome()
+
+
+@settings(max_examples=150, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from("RCLD"), st.sampled_from(("a", "B", "0", "gnd", "n1")),
+                          st.sampled_from(("a", "b", "0", "N1")), st.sampled_from(PLAIN_WORDS)),
+                min_size=1, max_size=6),
+       st.booleans())
+def test_a_line_of_words_only_reads_as_its_field_reader_reads_it(monkeypatch, lines, inside):
+    body = "".join(f"{letter}{k} {a} {b} {word}\n" for k, (letter, a, b, word) in
+                   enumerate(lines))
+    if inside:
+        body = f".subckt cell a b\n{body}.ends\nX1 a b cell\n"
+    text = f"plain lines\nV1 a 0 1\nRa a 0 1k\n{PLAIN_MODELS}{body}.op\n"
+    quick, read = _read_each_way(text, monkeypatch)
+    if isinstance(read, str) or isinstance(quick, str):
+        assert quick == read
+        return
+    assert [(type(e), dataclasses.astuple(e)) for e in quick.elements] == [
+        (type(e), dataclasses.astuple(e)) for e in read.elements]
+    assert quick.nodes == read.nodes
