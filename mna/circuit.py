@@ -11,7 +11,7 @@ from mna.elements.sources import Source
 from mna.errors import NetlistError
 from mna.expr import Value
 from mna.netlist.fields import GROUND, GROUND_ALIASES, OutputName
-from mna.netlist.model import Card, SourceLocation
+from mna.netlist.model import SourceLocation, word_place
 
 if TYPE_CHECKING:
     from mna.diagnostics import Graph
@@ -29,18 +29,18 @@ OPTION_CHOICES = {"method": get_args(Method), "stepcontrol": get_args(StepContro
 
 
 class Node(NamedTuple):
-    """A node: its key, its name as first written, its domain, and the card field that first
-    names it (`location` finds its place when a message needs it)."""
+    """A node: its key, its name as first written, its domain, and where it is first named
+    (`Card.lazy_place`: `location` finds the column when a message needs it)."""
 
     key: str
     name: str
     domain: Domain
-    card: Card
-    index: int
+    place: SourceLocation
+    word: int | None
 
     @property
     def location(self) -> SourceLocation:
-        return self.card.place(self.index)
+        return word_place(self.place, self.word)
 
 
 @dataclass(frozen=True)

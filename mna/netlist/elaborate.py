@@ -544,7 +544,7 @@ class _Elaborator:
     def _note_node(self, key: str, name: str, card: Card, index: int) -> None:
         """Record node `key` where it is first named."""
         if key not in self.nodes:
-            self.nodes[key] = Node(key, name, Domain.ELECTRICAL, card, index)
+            self.nodes[key] = Node(key, name, Domain.ELECTRICAL, *card.lazy_place(index))
 
     # -- dot cards -----------------------------------------------------------------------------
     def _options(self, card: Card) -> None:

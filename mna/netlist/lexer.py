@@ -168,9 +168,7 @@ class _FileLines:
                 continue
             start = len(raw) - len(raw.lstrip())
             location = self._place(number, raw, start + 1)
-            comment = INLINE_COMMENT.search(raw)
-            if not raw.isascii() and (invisible := _invisible(
-                    raw[:comment.start()] if comment else raw)) is not None:
+            if not raw.isascii() and (invisible := _invisible(_uncommented(raw))) is not None:
                 column, character = invisible
                 raise NetlistError(f"an invisible character, U+{ord(character):04X} "
                                    f"{unicodedata.name(character, '')}: retype the line",
@@ -238,6 +236,12 @@ class _FileLines:
         reader = _FileLines(LINE_BREAK.split(text), str(path), quoted, self.open_files | {key},
                             self.included)
         yield from reader.lines(section=section)
+
+
+def _uncommented(raw: str) -> str:
+    """A physical line without its inline comment."""
+    comment = INLINE_COMMENT.search(raw)
+    return raw[:comment.start()] if comment else raw
 
 
 def _invisible(raw: str) -> tuple[int, str] | None:

@@ -106,14 +106,14 @@ class Card(NamedTuple):
 
     def place(self, index: int) -> SourceLocation:
         """Where positional field `index` stands."""
-        if self.places is not None:
-            return self.places[index]
-        text = self.location.text
-        words = WORDS.finditer(text, self.location.column - 1)
-        next(words)   # the head
-        for _ in range(index):
-            next(words)
-        return self.location.at_column(next(words).start() + 1)
+        return self.places[index] if self.places is not None else word_place(self.location,
+                                                                              index)
+
+    def lazy_place(self, index: int) -> tuple[SourceLocation, int | None]:
+        """Where positional field `index` stands, as `word_place` finds it later: the card's
+        place and `index` for a card of words only (whose places are not kept), else the
+        field's place and None."""
+        return (self.location, index) if self.places is None else (self.places[index], None)
 
     def end(self) -> SourceLocation:
         """Just after the last field: where a missing field would stand."""
@@ -122,6 +122,18 @@ class Card(NamedTuple):
         last = self.fields[-1]
         width = len(last) if isinstance(last, str) else len(field_text(last))
         return self.place(len(self.fields) - 1).shifted(width + 1)
+
+
+def word_place(line: SourceLocation, index: int | None) -> SourceLocation:
+    """Where word `index` after the first of a line of words only stands (`line` is where
+    its first word stands); `line` itself for None."""
+    if index is None:
+        return line
+    words = WORDS.finditer(line.text, line.column - 1)
+    next(words)   # the head
+    for _ in range(index):
+        next(words)
+    return line.at_column(next(words).start() + 1)
 
 
 def field_text(field: Field) -> str:

@@ -39,6 +39,12 @@ def test_element_defined_twice_in_another_case():
     assert info.value.location.line == 4
 
 
+def test_a_node_is_placed_where_it_is_first_named():
+    circuit = read("V1 a 0 dc 1\nR1  a  b 1k\nR2 b c {2k}\nC1 c 0 1p\n.op\n")
+    assert {key: (node.location.line, node.location.column) for key, node in
+            circuit.nodes.items()} == {"a": (2, 4), "b": (3, 8), "c": (4, 6)}
+
+
 def test_gnd_is_the_reference():
     assert op("V1 a GND 2\nR1 a gnd 1\n")["I(V1)"] == pytest.approx(-2.0, rel=1e-12)
 
