@@ -10,7 +10,7 @@ symbolic one (sympy), depending on the backend.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -101,6 +101,7 @@ class MatrixBuilder:
         self.rows: list[int] = []
         self.cols: list[int] = []
         self.values: list = []
+        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []   # of `conductances`
 
     def add(self, row, col, value) -> None:
         self.rows.append(self._index(row))
@@ -113,6 +114,14 @@ class MatrixBuilder:
         self.rows.extend((a, a, b, b))
         self.cols.extend((a, b, a, b))
         self.values.extend((value, -value, -value, value))
+
+    def conductances(self, a: Sequence[str], b: Sequence[str], values: np.ndarray) -> None:
+        """`conductance` of many branches (numeric values), as arrays."""
+        number = self._number
+        a = np.fromiter(map(number.__getitem__, a), np.int64, len(a))
+        b = np.fromiter(map(number.__getitem__, b), np.int64, len(b))
+        self._blocks.append((np.concatenate([a, a, b, b]), np.concatenate([a, b, a, b]),
+                             np.concatenate([values, -values, -values, values])))
 
     def transconductance(self, a, b, c, d, value) -> None:
         """A through variable ``value*(x_c - x_d)`` leaving node a, entering node b."""
@@ -136,11 +145,14 @@ class MatrixBuilder:
 
     def entries(self, shape: tuple[int, int], symbolic: bool) -> Entries:
         """The matrix of the entries outside the reference's row and column."""
-        rows = np.array(self.rows, dtype=np.int64)
-        cols = np.array(self.cols, dtype=np.int64)
+        rows = np.concatenate([np.array(self.rows, dtype=np.int64),
+                               *(rows for rows, _, _ in self._blocks)])
+        cols = np.concatenate([np.array(self.cols, dtype=np.int64),
+                               *(cols for _, cols, _ in self._blocks)])
         kept = (rows >= 0) & (cols >= 0)
         values = ([v for v, k in zip(self.values, kept.tolist()) if k] if symbolic
-                  else np.array(self.values, dtype=float)[kept])
+                  else np.concatenate([np.array(self.values, dtype=float),
+                                       *(values for _, _, values in self._blocks)])[kept])
         return Entries.of(rows[kept], cols[kept], values, shape, symbolic)
 
 
@@ -316,13 +328,18 @@ def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
                small_signal: bool, noise: bool) -> DescriptorSystem:
     backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit, overrides)
     s = Stamper(circuit, backend, small_signal, noise)
+    # elements whose stamp is a plain number, by class, stamped together as arrays
+    # (numeric, without noise sources: the order of their entries changes no result)
+    plain: dict[type[Element], tuple[list[Element], list[float]]] = {}
     for element in circuit.elements:
-        try:
-            element.stamp(s)
-        except NetlistError as error:
-            if error.location is not None:
-                raise
-            raise NetlistError(f"{element.name}: {error.message}", element.location) from None
+        if not (symbolic or noise) and (value := element.plain_value()) is not None:
+            elements, values = plain.setdefault(type(element), ([], []))
+            elements.append(element)
+            values.append(value)
+        else:
+            _stamp(element, s)
+    for kind, (elements, values) in plain.items():
+        kind.stamp_plain(s, elements, np.array(values))
     outputs = outputs if outputs is not None else circuit.probed_outputs()
     rows = s.output_row()
     for number, output in enumerate(outputs):
@@ -356,6 +373,16 @@ def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
         symbolic=symbolic,
         noise=tuple(s.noise or ()),
     )
+
+
+def _stamp(element: Element, s: Stamper) -> None:
+    """`element`'s stamps; an error without a place is put at the element."""
+    try:
+        element.stamp(s)
+    except NetlistError as error:
+        if error.location is not None:
+            raise
+        raise NetlistError(f"{element.name}: {error.message}", element.location) from None
 
 
 def output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:

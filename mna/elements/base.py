@@ -19,6 +19,8 @@ from mna.netlist.fields import GROUND
 from mna.netlist.model import SourceLocation
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from mna.assembly import OutputRow, Stamper
     from mna.netlist.fields import FieldReader, Scope
 
@@ -161,6 +163,17 @@ class Element:
         return bool(self.branches())
 
     def stamp(self, s: Stamper) -> None:
+        raise NotImplementedError
+
+    def plain_value(self) -> float | None:
+        """The number that is the element's whole stamp (`stamp_plain`'s), where it is
+        one; None for an element that `stamp` stamps."""
+        return None
+
+    @classmethod
+    def stamp_plain(cls, s: Stamper, elements: list[Element], values: np.ndarray) -> None:
+        """The stamps of `elements` of this class whose `plain_value` is `values`, as
+        arrays (a large netlist's many resistors and capacitors)."""
         raise NotImplementedError
 
     def through(self, s: Stamper, row: OutputRow) -> None:

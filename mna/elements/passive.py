@@ -74,6 +74,14 @@ class Passive(Element):
             options = {cls.aliases.get(key, key): value for key, value in options.items()}
         return options
 
+    @classmethod
+    def stamp_plain(cls, s, elements, values) -> None:
+        """A branch of each element, with its value as conductance in G (a resistor's) or
+        in C (a capacitor's)."""
+        matrix = s.C if cls.role is Role.ACROSS_STORE else s.G
+        matrix.conductances([e.nodes[0] for e in elements], [e.nodes[1] for e in elements],
+                            values)
+
     def edges(self):
         return two_terminal_edge(self, self.role)
 
@@ -125,6 +133,9 @@ RESISTOR_MODEL = {"r": None, "rsh": 0.0, "narrow": 0.0, "short": 0.0, "defw": 10
                   "kf": 0.0, "af": 1.0, "lf": 1.0, "wf": 1.0, "ef": 1.0, "bv_max": None}
 RESISTOR_MODEL_ALIASES = {"res": "r", "resistance": "r", "dw": "narrow", "dlr": "short",
                           "tc1r": "tc1", "tc2r": "tc2", "w": "defw"}
+
+
+PLAIN_RESISTOR = (None, None, None, None, 1.0, 1.0)   # tc1, tc2, tce, ac, m, scale unset
 
 
 @dataclass(eq=False)
@@ -250,6 +261,14 @@ class Resistor(Passive):
         s.noisy_conductance(f"{self.name}_thermal", a, b, self.conductance(s),
                             **self._flicker(s))
 
+    def plain_value(self) -> float | None:
+        """The conductance of a resistor given by a number alone (checked non-zero with a
+        finite inverse by `validate`)."""
+        if type(self.value) is float and self.keyword is None and self.model is None and (
+                self.tc1, self.tc2, self.tce, self.ac, self.m, self.scale) == PLAIN_RESISTOR:
+            return 1 / self.value
+        return None
+
     def _flicker(self, s) -> dict:
         """The flicker noise of a resistor whose model gives KF, as ngspice's: over the
         effective area ``(l - 2 short)^lf (w - 2 narrow)^wf`` where the line gives l= or w=
@@ -322,6 +341,9 @@ class Capacitor(Passive):
     def stamp(self, s) -> None:
         a, b = self.nodes
         s.C.conductance(a, b, self.analog(s))
+
+    def plain_value(self) -> float | None:
+        return self.value if type(self.value) is float and self.keyword is None else None
 
     def through(self, s, row) -> None:
         row.dx.difference(*self.nodes, self.analog(s))

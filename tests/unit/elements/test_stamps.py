@@ -323,3 +323,18 @@ def test_an_assembled_circuit_is_freed_by_reference_counting():
     finally:
         if enabled:
             gc.enable()
+
+
+def test_plain_resistors_and_capacitors_stamped_as_arrays_match_their_own_stamps():
+    """A resistor or capacitor given by its number alone is stamped with the others of its
+    class as arrays; the noise analysis's assembly stamps every one by itself."""
+    circuit = mna.read_string(
+        "plain stamps\n.param r=3k\nV1 a 0 1\nR1 a b 1k\nR2 b 0 {r}\nR3 b c 2k tc1=1e-3\n"
+        "C1 b 0 1p\nC2 c 0 2p IC=0.5\nR4 c 0 5k m=2\nR5 c d 4k\nC3 d 0 {2*r*1e-15}\n"
+        "Rmech v 0 b=3\nCm v 0 m=2\nLk v 0 k=10\nI1 0 v 1\nC4 a d 3p\n.temp 50\n.op\n")
+    plain = [e.name for e in circuit.elements if e.plain_value() is not None]
+    assert plain == ["R1", "C1", "C2", "R5", "C4"]
+    together, alone = mna.assemble(circuit), mna.assemble(circuit, noise=True)
+    for matrix in ("G", "C", "B"):
+        np.testing.assert_allclose(getattr(together, matrix).toarray(),
+                                   getattr(alone, matrix).toarray(), **EXACT)
