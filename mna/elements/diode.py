@@ -514,10 +514,10 @@ class Diode(Element):
             scale = 1 + p["trs1"] * rise + p["trs2"] * rise * rise
             s.noisy_conductance(f"{self.name}_rs", self.nodes[0], anode,
                                 series_conductance(self, area, p["rs"], scale, "RS"))
-        key = (self.model, "junction", area)
+        key = (self.model, "junction", area, self.off)
         if (junction := s.model_values.get(key)) is None:
-            junction = s.model_values[key] = self._junction(s, p, area)
-        s.device(Diodes, self.name, (anode, self.nodes[1]), junction | {"off": self.off})
+            junction = s.model_values[key] = self._junction(s, p, area) | {"off": self.off}
+        s.device(Diodes, self.name, (anode, self.nodes[1]), junction)
 
     def _junction(self, s, p: Mapping[str, float], area: float) -> Mapping[str, float]:
         """The junction's parameters at the circuit's temperature, for `Diodes`."""
