@@ -451,7 +451,8 @@ def check_model(element: Element, circuit, kinds: tuple[str, ...], known: dict,
     if model.kind not in kinds:
         element.fail(f"model '{model.name}' is a {model.kind.upper()} model, not "
                      f"{' or '.join(k.upper() for k in kinds)}")
-    unknown = set(model.parameters) - set(known) - set(aliases or {})
+    aliases = aliases or {}
+    unknown = {key for key in model.parameters if key not in known and key not in aliases}
     if unknown:
         element.fail(f"model '{model.name}' has unknown parameters "
                      f"{', '.join(sorted(unknown))} "
