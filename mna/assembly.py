@@ -109,8 +109,12 @@ class MatrixBuilder:
         self.values.append(value)
 
     def conductance(self, a, b, value) -> None:
-        """The four-entry pattern of a branch of admittance `value` between nodes a and b."""
+        """The four-entry pattern of a branch of admittance `value` between nodes a and b
+        (none for a branch from a node to itself: its entries would cancel, adding only
+        their rounding to the node's others)."""
         a, b = self._number[a], self._number[b]
+        if a == b:
+            return
         self.rows.extend((a, a, b, b))
         self.cols.extend((a, b, a, b))
         self.values.extend((value, -value, -value, value))
@@ -120,6 +124,8 @@ class MatrixBuilder:
         number = self._number
         a = np.fromiter(map(number.__getitem__, a), np.int64, len(a))
         b = np.fromiter(map(number.__getitem__, b), np.int64, len(b))
+        between = a != b
+        a, b, values = a[between], b[between], values[between]
         self._blocks.append((np.concatenate([a, a, b, b]), np.concatenate([a, b, a, b]),
                              np.concatenate([values, -values, -values, values])))
 
@@ -150,6 +156,7 @@ class MatrixBuilder:
         cols = np.concatenate([np.array(self.cols, dtype=np.int64),
                                *(cols for _, cols, _ in self._blocks)])
         kept = (rows >= 0) & (cols >= 0)
+        assert not (symbolic and self._blocks), "arrays of numbers in a symbolic matrix"
         values = ([v for v, k in zip(self.values, kept.tolist()) if k] if symbolic
                   else np.concatenate([np.array(self.values, dtype=float),
                                        *(values for _, _, values in self._blocks)])[kept])
@@ -328,8 +335,9 @@ def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
                small_signal: bool, noise: bool) -> DescriptorSystem:
     backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit, overrides)
     s = Stamper(circuit, backend, small_signal, noise)
-    # elements whose stamp is a plain number, by class, stamped together as arrays
-    # (numeric, without noise sources: the order of their entries changes no result)
+    # elements whose stamp is a plain number, by class, stamped together as arrays after
+    # the others (numeric, without noise sources); only sums of entries in one place move,
+    # by their rounding
     plain: dict[type[Element], tuple[list[Element], list[float]]] = {}
     for element in circuit.elements:
         if not (symbolic or noise) and (value := element.plain_value()) is not None:

@@ -36,11 +36,11 @@ class Node(NamedTuple):
     name: str
     domain: Domain
     place: SourceLocation
-    word: int | None
+    index: int | None   # of the word that names it on a line of words only (`word_place`)
 
     @property
     def location(self) -> SourceLocation:
-        return word_place(self.place, self.word)
+        return word_place(self.place, self.index)
 
 
 @dataclass(frozen=True)

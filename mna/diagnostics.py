@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from mna.circuit import Circuit, Node
 
 
-ROLES = tuple(Role)   # a role's number is its place here
+ROLES = tuple(Role)
+CODE = {role: code for code, role in enumerate(ROLES)}   # a role's number: its place there
 
 
 class Graph:
@@ -35,7 +36,6 @@ class Graph:
         self.keys = (GROUND, *nodes)
         self.elements = elements
         number = {key: i for i, key in enumerate(self.keys)}
-        code = {role: i for i, role in enumerate(ROLES)}
         ends: list[int] = []
         roles: list[int] = []
         counts: list[int] = []
@@ -44,7 +44,7 @@ class Graph:
             counts.append(len(edges))
             for edge in edges:
                 ends += (number[edge.a], number[edge.b])
-                roles.append(code[edge.role])
+                roles.append(CODE[edge.role])
         self.ends = np.array(ends, dtype=np.int64).reshape(-1, 2)
         self.roles = np.array(roles, dtype=np.int64)
         self.owners = np.repeat(np.arange(len(counts)), counts)
@@ -53,13 +53,12 @@ class Graph:
     def edges(self, roles: tuple[Role, ...] | None = None) -> list[Edge]:
         """The edges of `roles` (default all), in the elements' order."""
         chosen = range(len(self.roles)) if roles is None else np.flatnonzero(
-            np.isin(self.roles, [ROLES.index(role) for role in roles])).tolist()
+            np.isin(self.roles, [CODE[role] for role in roles])).tolist()
         return [self.elements[self.owners[k]].edges()[self.ordinals[k]] for k in chosen]
 
     def components(self, open_roles: tuple[Role, ...]) -> np.ndarray:
         """Each node's component label when the edges of `open_roles` are left out."""
-        codes = [ROLES.index(role) for role in open_roles]
-        joined = ~np.isin(self.roles, codes)
+        joined = ~np.isin(self.roles, [CODE[role] for role in open_roles])
         return connected_components(len(self.keys), *self.ends[joined].T)
 
 

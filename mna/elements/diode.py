@@ -517,7 +517,8 @@ class Diode(Element):
                                 series_conductance(self, area, p["rs"], scale, "RS"))
         key = (self.model, "junction", area, self.off)
         if (junction := s.model_values.get(key)) is None:
-            junction = s.model_values[key] = self._junction(s, p, area) | {"off": self.off}
+            junction = s.model_values[key] = MappingProxyType(
+                self._junction(s, p, area) | {"off": self.off})
         s.device(Diodes, self.name, (anode, self.nodes[1]), junction)
 
     def _junction(self, s, p: Mapping[str, float], area: float) -> Mapping[str, float]:

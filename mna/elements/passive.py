@@ -343,6 +343,7 @@ class Capacitor(Passive):
         s.C.conductance(a, b, self.analog(s))
 
     def plain_value(self) -> float | None:
+        """The capacitance of a capacitor given by a number alone (no keyword)."""
         return self.value if type(self.value) is float and self.keyword is None else None
 
     def through(self, s, row) -> None:

@@ -237,10 +237,15 @@ def test_param_inside_a_subcircuit_is_local_to_each_instance():
 
 # -- lines of words only, read without a field reader ----------------------------------------
 
-PLAIN_WORDS = ("1k", "100", "0", "1p", "2.2u", "10uF", "1e400", "3meg", "dlad", "DLAD", "1k5",
-               "off", "brake", "rmod", "2n")
+PLAIN_WORDS = {   # per letter: numbers, models of the letter's types, and some that fail
+    "R": ("1k", "100", "0.5", "2.2u", "3meg", "10Ohm", "rmod", "RMOD", "2n", "brake", "1k5"),
+    "C": ("1p", "2.2u", "0", "1e-12", "10uF", "3n", "1e400"),
+    "L": ("1m", "10u", "2", "spring1", "dlad"),
+    "D": ("dlad", "DLAD", "dloc", "off"),
+}
 PLAIN_MODELS = (".model dlad D(IS=1e-14)\n.model rmod R(r=5)\n.model 2n R(r=7)\n"
-                ".model brake friction(fc=1)\n")
+                ".model brake friction(fc=1)\n.model spring1 spring(k=10)\n.global g1\n")
+PLAIN_NODES = ("a", "B", "b", "0", "gnd", "GND", "n1", "N1", "g1")
 
 
 def _read_each_way(text: str, monkeypatch) -> tuple[object, object]:
@@ -258,18 +263,25 @@ def _read_each_way(text: str, monkeypatch) -> tuple[object, object]:
         return plain, outcome()
 
 
+@st.composite
+def _plain_lines(draw) -> str:
+    lines = []
+    for k in range(draw(st.integers(1, 6))):
+        letter = draw(st.sampled_from("RCLD"))
+        head = letter if draw(st.booleans()) else letter.lower()
+        a, b = draw(st.sampled_from(PLAIN_NODES)), draw(st.sampled_from(PLAIN_NODES))
+        lines.append(f"{head}{k} {a} {b} {draw(st.sampled_from(PLAIN_WORDS[letter]))}\n")
+    return "".join(lines)
+
+
 @settings(max_examples=150, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from("RCLD"), st.sampled_from(("a", "B", "0", "gnd", "n1")),
-                          st.sampled_from(("a", "b", "0", "N1")), st.sampled_from(PLAIN_WORDS)),
-                min_size=1, max_size=6),
-       st.booleans())
-def test_a_line_of_words_only_reads_as_its_field_reader_reads_it(monkeypatch, lines, inside):
-    body = "".join(f"{letter}{k} {a} {b} {word}\n" for k, (letter, a, b, word) in
-                   enumerate(lines))
+@given(_plain_lines(), st.booleans())
+def test_a_line_of_words_only_reads_as_its_field_reader_reads_it(monkeypatch, body, inside):
     if inside:
-        body = f".subckt cell a b\n{body}.ends\nX1 a b cell\n"
-    text = f"plain lines\nV1 a 0 1\nRa a 0 1k\n{PLAIN_MODELS}{body}.op\n"
+        body = f".subckt cell a b\n.model dloc D(IS=2e-14)\n{body}.ends\nX1 a b cell\n"
+    text = (f"plain lines\nV1 a 0 1\nRa a 0 1k\nRb b 0 1k\nRn n1 0 1k\nRg g1 0 1k\n"
+            f"{PLAIN_MODELS}{body}.op\n")
     quick, read = _read_each_way(text, monkeypatch)
     if isinstance(read, str) or isinstance(quick, str):
         assert quick == read
