@@ -97,7 +97,9 @@ def executor(job: Callable[[Any], Any], workers: int = 0,
 def gather(pool: Executor, token: str, slots: int, points: Sequence,
            consume: Callable[[Any], None], label: str = "point") -> None:
     """Run the job at every point of `points` on `pool` and hand each output to `consume`,
-    in the points' order; a progress bar counts the points done."""
+    in the points' order; a progress bar counts the points done. Where points fail, the
+    first one's error (in the points' order) is raised, once the points before it are
+    consumed."""
     size = max(1, min(MAX_CHUNK, -(-len(points) // (slots * CHUNKS_PER_WORKER))))
     chunks = (points[start:start + size] for start in range(0, len(points), size))
     window = WINDOW_PER_WORKER * slots
@@ -114,10 +116,13 @@ def gather(pool: Executor, token: str, slots: int, points: Sequence,
                 return
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                outputs = future.result()
-                finished[pending.pop(future)] = outputs
-                bar.update(len(outputs))
+                finished[pending.pop(future)] = outcome = future.exception() or future.result()
+                if not isinstance(outcome, BaseException):
+                    bar.update(len(outcome))
             while consumed in finished:
-                for output in finished.pop(consumed):
+                outcome = finished.pop(consumed)
+                if isinstance(outcome, BaseException):
+                    raise outcome   # the first point that failed, whichever finished first
+                for output in outcome:
                     consume(output)
                 consumed += 1
