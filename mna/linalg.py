@@ -81,7 +81,7 @@ class Factors:
             half = columns.shape[1]
             return (parts[:, :half] + 1j * parts[:, half:]).reshape(rhs.shape)
         solution = self.solve_in_place(np.array(rhs, dtype=self.dtype, order="F"), transposed)
-        if not np.all(np.isfinite(solution)):
+        if not np.isfinite(solution).all():
             raise self._check()
         return solution
 
@@ -208,7 +208,7 @@ class SparseLU:
             solution = np.linalg.solve(matrix, rhs)
         except np.linalg.LinAlgError:
             raise self._singular(data) from None
-        if not (np.all(np.isfinite(solution)) and np.all(np.isfinite(data))):
+        if not (np.isfinite(solution).all() and np.isfinite(data).all()):
             raise self._singular(data)
         return solution
 
@@ -232,7 +232,7 @@ class SparseLU:
             terms = data * x[columns]
             residual = np.abs(rhs - _row_sums(rows, terms, self.size))
             scale = np.bincount(rows, np.abs(terms), self.size) + np.abs(rhs)
-        if not np.all(np.isfinite(residual)):
+        if not np.isfinite(residual).all():
             return np.inf
         return float(np.max(residual / np.maximum(scale, SUBNORMAL_SCALE), initial=0.0))
 
@@ -271,7 +271,7 @@ class SparseLU:
                                        "fault)")
         dense = np.zeros((self.size, self.size), dtype=np.result_type(data, float))
         np.add.at(dense, (self.indices, self._entry_columns()), data)
-        if not np.all(np.isfinite(dense)):
+        if not np.isfinite(dense).all():
             return SingularSystemError("the matrix holds a value that is not finite")
         _, singular_values, vh = np.linalg.svd(dense)
         if singular_values[-1] > 1e-12 * singular_values[0]:   # regular: the values are huge

@@ -360,7 +360,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             except NewtonFailure as failure:
                 h, since_restart = shorter(failure, t_new, h), 0
                 continue
-            if not np.all(np.isfinite(step.x)):
+            if not np.isfinite(step.x).all():
                 raise SingularSystemError(
                     f"the solution is not finite at t = {t_new:.6g} s (it grows without bound, "
                     "or the step met a singular matrix)")

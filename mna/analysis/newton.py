@@ -116,14 +116,14 @@ class Newton:
             residual, jacobian, flows, limited = self.evaluate(
                 x, b, gamma, time, shunt, evaluated_at, start=fresh and iteration == 1,
                 hold=hold)
-            if not np.all(np.isfinite(residual)) and fresh and iteration == 1:
+            if not np.isfinite(residual).all() and fresh and iteration == 1:
                 # a device that cannot be evaluated at the guess (ln V(x) at V(x) = 0) is
                 # left out of the first step, which sets what the sources fix (ngspice
                 # puts -1e99 for ln 0 there)
                 linear_data = eq.linear(gamma, shunt)[0]
                 residual, jacobian = eq.product(linear_data, x) - b, linear_data.copy()
                 flows, limited = np.zeros_like(x), True
-            if not np.all(np.isfinite(residual)):
+            if not np.isfinite(residual).all():
                 raise NewtonFailure(x, residual, iteration, "the residual is not finite")
             try:
                 step = eq.solve(jacobian, -residual)
