@@ -435,7 +435,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             # read instead of their law: they are judged from the next step on
             judged = ~changed if settling == SETTLING_STEPS else np.ones(len(switching), bool)
             event = len(switching) > 0 and bool(
-                (_crossed(switching, step.switching, solver.modes()) & judged).any())
+                (_crossed(step.switching, solver.modes()) & judged).any())
             if event:
                 attempted = h
                 try:
@@ -467,7 +467,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             switching = step.switching
             if event:
                 modes = solver.modes()
-                crossed = _crossed(modes, switching, modes)
+                crossed = _crossed(switching, modes)
                 # a change within the resolution of the last, or before the short steps after
                 # it ended
                 quick = crossed & ((t - last_switched <= policy.resolution)
@@ -566,12 +566,13 @@ def _alternating(longer: float, ringing: float, shortened: float) -> float:
     return (square * ringing - longer) / (square - 1)
 
 
-def _crossed(before: np.ndarray, after: np.ndarray, modes: np.ndarray) -> np.ndarray:
-    """The switching functions whose sign now differs from their mode's (one that was zero
-    when the mode was set has not crossed yet)."""
+def _crossed(values: np.ndarray, modes: np.ndarray) -> np.ndarray:
+    """The switching functions whose sign at `values` differs from their mode's (one at zero
+    has not crossed: it crosses where it leaves zero for the other side, a control that
+    rises from a threshold it sat on)."""
     if not len(modes):
         return np.zeros(0, bool)
-    return (np.sign(after) * modes < 0) & (before != 0)
+    return np.sign(values) * modes < 0
 
 
 def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarray,
@@ -591,14 +592,14 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
     for _ in range(LOCATE_ITERATIONS):
         if high - low <= tolerance:
             break
-        crossing = _crossed(before, high_values, modes) & judged
+        crossing = _crossed(high_values, modes) & judged
         low_at, high_at = low_values[crossing], high_values[crossing]
         started = (np.sign(low_at) * modes[crossing] < 0).any()   # past at the low end
         trial = low + (0.0 if started else float(np.min(low_at / (low_at - high_at)))) * (
             high - low)
         trial = min(max(trial, low + tolerance / 2), high - tolerance / 2)
         outcome = attempt(use, trial, t + trial, False)
-        side = 1 if (_crossed(before, outcome.switching, modes) & judged).any() else -1
+        side = 1 if (_crossed(outcome.switching, modes) & judged).any() else -1
         if side > 0:
             high, high_values, kept = trial, outcome.switching, outcome
         else:

@@ -585,6 +585,23 @@ def test_a_switch_charges_an_rc_from_the_located_instant():
     assert np.max(np.abs(frame["V(out)"] - closed)) < 1e-6
 
 
+def test_a_switch_closes_where_its_control_leaves_the_threshold_it_sat_on():
+    # vt = 0, vh = 0: the control sits on the threshold until its edge at 1 ms and closes
+    # the switch as it leaves it (it closed a step late, at 1.000078 ms: V(out) was 0.0097
+    # instead of 0.084 at 1.000088 ms). Closed: C charges through ron towards
+    # V R1 / (R1 + ron), tau = C ron || R1 (roff's 1e-6 V before it is left out)
+    text = ("threshold\nVc c 0 PULSE(0 1 1m 1u 1u 10 20)\nV1 in 0 1\nS1 in out c 0 swm\n"
+            "R1 out 0 1k\nC1 out 0 1u\n.model swm sw(vt=0 vh=0 ron=1 roff=1e9)\n"
+            ".options reltol=1e-8\n.tran 10u 1.02m\n.save V(out)\n")
+    time, frame = transient(text)
+    on, R1, ron, C = 1e-3, 1e3, 1.0, 1e-6
+    assert stepped_onto(time, on)
+    late = time > on + 1e-9
+    target, tau = R1 / (R1 + ron), C * ron * R1 / (ron + R1)
+    closed = target * (1 - np.exp(-(time[late] - on) / tau))
+    assert np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed)) < 2e-5   # 6e-6 now
+
+
 SWITCHED_RC = """switched RC with a voltage- and a current-controlled switch
 V1 in 0 1
 Vc c 0 PULSE(0 1 1m 1u 1u 3m 10m)
