@@ -206,13 +206,16 @@ def terminal_array(instances: list[Instance], width: int) -> np.ndarray:
 
 
 def parameters(instances: list[Instance], *names: str) -> list[np.ndarray]:
-    """Each named parameter of every instance, as one array per name (each instance's
-    mapping read once, for all the names together)."""
+    """Each named parameter of every instance, as one array per name (each distinct mapping
+    read once, for all the names together: the instances of one model share theirs)."""
     if not names:
         return []
     pick = operator.itemgetter(*names)
-    table = np.array([pick(instance.parameters) for instance in instances], dtype=float)
-    return list(table.reshape(len(instances), len(names)).T.copy())
+    distinct: dict[int, tuple[int, dict]] = {}   # by the mapping's id: its row, itself
+    rows = np.fromiter((distinct.setdefault(id(i.parameters), (len(distinct), i.parameters))[0]
+                        for i in instances), np.int64, len(instances))
+    table = np.array([pick(mapping) for _, mapping in distinct.values()], dtype=float)
+    return list(table.reshape(len(distinct), len(names))[rows].T.copy())
 
 
 def branch(flow: np.ndarray, d_plus: np.ndarray, d_minus: np.ndarray,
