@@ -191,7 +191,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     states: deque[np.ndarray] = deque([x0], maxlen=2)
     switching = solver.switching(x0, 0.0)
     last_switched = np.full(len(switching), -np.inf)   # when each function last changed
-    changed = np.zeros(len(switching), bool)   # the functions the last event changed
+    # the functions the last event changed; at the start, all: the start set their modes
+    changed = np.ones(len(switching), bool)
     rapid = np.zeros(len(switching), int)   # its quick changes in a row (see below)
     targets = _targets(breakpoints, tstop, policy)
     corners = sorted(set(breakpoints.tolist()))
@@ -432,8 +433,11 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     continue
             # the first short step after an event takes up the location's overshoot as an
             # impulse (a stuck block's force m v / h), which the functions the event changed
-            # read instead of their law: they are judged from the next step on
-            judged = ~changed if settling == SETTLING_STEPS else np.ones(len(switching), bool)
+            # read instead of their law: they are judged from the next step on; so is the
+            # run's first step, which takes up the operating point's (a resting block's
+            # creep, which the stuck law stops)
+            judged = (~changed if settling == SETTLING_STEPS or t == 0.0
+                      else np.ones(len(switching), bool))
             event = len(switching) > 0 and bool(
                 (_crossed(step.switching, solver.modes()) & judged).any())
             if event:
@@ -582,7 +586,9 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
     `judged` switching function in a step of `h` (regula falsi with the Illinois rule, on
     the step size; each trial is a full step from `t`); one whose sign at the bracket's low
     end is already the other (the first short step after an event could not judge it) is
-    taken to change there. As in SUNDIALS' root finding, a trial stays half the tolerance
+    taken to change there. One at zero there is tried first just past it (a control that
+    leaves its threshold at the step's start), and then, while the trials find it still at
+    zero, by bisection. As in SUNDIALS' root finding, a trial stays half the tolerance
     inside the bracket, so that once the estimate is that close, the next trial or the one
     after closes the bracket."""
     modes = solver.modes()
@@ -595,8 +601,11 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
         crossing = _crossed(high_values, modes) & judged
         low_at, high_at = low_values[crossing], high_values[crossing]
         started = (np.sign(low_at) * modes[crossing] < 0).any()   # past at the low end
-        trial = low + (0.0 if started else float(np.min(low_at / (low_at - high_at)))) * (
-            high - low)
+        if not started and low > 0 and not low_at.any():
+            trial = (low + high) / 2   # still at zero past a trial: it leaves it later
+        else:
+            trial = low + (0.0 if started else float(np.min(low_at / (low_at - high_at)))) * (
+                high - low)
         trial = min(max(trial, low + tolerance / 2), high - tolerance / 2)
         outcome = attempt(use, trial, t + trial, False)
         side = 1 if (_crossed(outcome.switching, modes) & judged).any() else -1

@@ -602,6 +602,37 @@ def test_a_switch_closes_where_its_control_leaves_the_threshold_it_sat_on():
     assert np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed)) < 2e-5   # 6e-6 now
 
 
+def test_a_control_that_leaves_its_threshold_within_a_fixed_step_is_located_there():
+    # the edge at 1.0043 ms lies inside a 10 us step that starts with the control at the
+    # threshold: the trials find it by bisection (regula falsi crept up by half the
+    # tolerance a trial and gave up at the step's end, 1.01 ms: 0.04 V off)
+    text = ("threshold, fixed steps\nVc c 0 PULSE(0 1 1.0043m 1u 1u 10 20)\nV1 in 0 1\n"
+            "S1 in out c 0 swm\nR1 out 0 1k\nC1 out 0 100u\n"
+            ".model swm sw(vt=0 vh=0 ron=1 roff=1e9)\n.options stepcontrol=fixed\n"
+            ".tran 10u 1.5m\n.save V(out)\n")
+    time, frame = transient(text)
+    on, R1, ron, C = 1.0043e-3, 1e3, 1.0, 100e-6
+    late = time > on
+    target, tau = R1 / (R1 + ron), C * ron * R1 / (ron + R1)
+    closed = target * (1 - np.exp(-(time[late] - on) / tau))
+    assert np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed)) < 1e-3   # 2.3e-4 now
+
+
+def test_a_block_pushed_with_exactly_fs_from_its_operating_point_stays_stuck():
+    # the operating point's resting block creeps at 1e-9 m/s, which the stuck law stops
+    # in the first step as an impulse m v / h (2.4 N in 2.4 ns): the first step does not
+    # judge the breakaway margin (with it, the block broke away at t = 0: v(2) = 2.5). The
+    # force rises past fs = 2 from t = 1: v = (t - 1) + (t - 1)^2 / 2 to t = 2, then 2 N
+    # net
+    time, frame = transient("block at fs\n.domain translational v\nCm v 0 m=1\n"
+                            "Ip 0 v PWL(0 2 1 2 2 3)\n"
+                            "Rf v 0 brake\n.model brake friction(fc=1 fs=2)\n.tran 10m 3\n"
+                            ".save V(v)\n")
+    closed = np.where(time <= 1, 0.0, np.where(time <= 2, (time - 1) + (time - 1) ** 2 / 2,
+                                                1.5 + 2 * (time - 2)))
+    assert np.max(np.abs(frame["V(v)"].to_numpy() - closed)) < 1e-6
+
+
 SWITCHED_RC = """switched RC with a voltage- and a current-controlled switch
 V1 in 0 1
 Vc c 0 PULSE(0 1 1m 1u 1u 3m 10m)
