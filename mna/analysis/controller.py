@@ -191,8 +191,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     states: deque[np.ndarray] = deque([x0], maxlen=2)
     switching = solver.switching(x0, 0.0)
     last_switched = np.full(len(switching), -np.inf)   # when each function last changed
-    # the functions the last event changed; at the start, all: the start set their modes
-    changed = np.ones(len(switching), bool)
+    changed = np.zeros(len(switching), bool)   # the functions the last event changed
     rapid = np.zeros(len(switching), int)   # its quick changes in a row (see below)
     targets = _targets(breakpoints, tstop, policy)
     corners = sorted(set(breakpoints.tolist()))
@@ -433,11 +432,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     continue
             # the first short step after an event takes up the location's overshoot as an
             # impulse (a stuck block's force m v / h), which the functions the event changed
-            # read instead of their law: they are judged from the next step on; so is the
-            # run's first step, which takes up the operating point's (a resting block's
-            # creep, which the stuck law stops)
-            judged = (~changed if settling == SETTLING_STEPS or t == 0.0
-                      else np.ones(len(switching), bool))
+            # read instead of their law: they are judged from the next step on
+            judged = ~changed if settling == SETTLING_STEPS else np.ones(len(switching), bool)
             event = len(switching) > 0 and bool(
                 (_crossed(step.switching, solver.modes()) & judged).any())
             if event:
@@ -595,20 +591,24 @@ def _locate(attempt, use: LinearMultistep, t: float, h: float, before: np.ndarra
     low, high = 0.0, h
     low_values, high_values = before, step.switching
     kept, last_side = step, 0
+    bisecting = False   # a low end at zero, and a trial just past it found zero too
     for _ in range(LOCATE_ITERATIONS):
         if high - low <= tolerance:
             break
         crossing = _crossed(high_values, modes) & judged
         low_at, high_at = low_values[crossing], high_values[crossing]
         started = (np.sign(low_at) * modes[crossing] < 0).any()   # past at the low end
-        if not started and low > 0 and not low_at.any():
-            trial = (low + high) / 2   # still at zero past a trial: it leaves it later
+        at_zero = not started and not low_at.any()
+        bisecting = bisecting and at_zero
+        if bisecting:   # it leaves zero later than just past the low end
+            trial = (low + high) / 2
         else:
             trial = low + (0.0 if started else float(np.min(low_at / (low_at - high_at)))) * (
                 high - low)
         trial = min(max(trial, low + tolerance / 2), high - tolerance / 2)
         outcome = attempt(use, trial, t + trial, False)
         side = 1 if (_crossed(outcome.switching, modes) & judged).any() else -1
+        bisecting = bisecting or (at_zero and side < 0)
         if side > 0:
             high, high_values, kept = trial, outcome.switching, outcome
         else:

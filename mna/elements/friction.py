@@ -16,7 +16,7 @@ At DC (an operating point, a transient's start) a resting element is a stiff dam
 ``F = B v`` with ``B`` such that the breakaway force moves it 1e-9: the force it holds is then
 defined even where a spring in parallel shares it (a stuck constraint would leave the split
 undetermined), and its velocity is zero to that tolerance. A transient that starts from
-there holds it exactly stuck from its first step.
+there holds it stuck at that velocity from its first step, until it breaks away.
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ class Frictions(Device):
         self.inverse_vs = np.where(vs > 0, 1 / np.where(vs > 0, vs, 1.0), 0.0)
         self.resting = np.maximum(fs, fc) / RESTING_VELOCITY + b
         self.state = np.where(self.stick, RESTING, SMOOTH)
+        # the velocity a stuck element holds: where it was resting when the transient
+        # began, the operating point's creep (stopped, it would be an impulse m v / h in
+        # the first step's force, past fs at a force just short of it); else 0
+        self.creep = np.zeros(self.count)
         self.modes = np.ones(self.count)   # one function each, kept positive by its law
         # Coulomb and viscous friction that sticks: affine in each state
         self.linear_in_modes = bool(np.all(self.stick) and not np.any(self.stribeck))
@@ -82,16 +86,17 @@ class Frictions(Device):
         stuck = state == STUCK
         f = np.zeros(v.shape)
         df = np.zeros((len(v), 3, 3))
-        f[:, 2] = np.where(stuck, velocity, force - law)
+        f[:, 2] = np.where(stuck, velocity - self.creep, force - law)
         df[:, 2, 0] = np.where(stuck, 1.0, -slope)
         df[:, 2, 1] = -df[:, 2, 0]
         df[:, 2, 2] = np.where(stuck, 0.0, 1.0)
         return Load(f, df)
 
     def switching(self, v, t):
-        if (self.state == RESTING).any():   # a transient begins: resting elements are stuck
-            self.state = np.where(self.state == RESTING, STUCK, self.state)
         velocity, force = v[:, 0] - v[:, 1], v[:, 2]
+        if (resting := self.state == RESTING).any():   # a transient begins: they are stuck
+            self.state = np.where(resting, STUCK, self.state)
+            self.creep = np.where(resting, velocity, self.creep)
         state = self.state
         return np.where(state == STUCK, self.fs - np.abs(force),
                         np.where(np.abs(state) == 1, state * velocity, 1.0))
@@ -102,6 +107,7 @@ class Frictions(Device):
         stopping = crossed & (np.abs(self.state) == 1)
         self.state = np.where(breaking, np.where(force >= 0, FORWARD, BACKWARD),
                               np.where(stopping, STUCK, self.state))
+        self.creep = np.where(crossed, 0.0, self.creep)
 
     def settle(self, v, t):
         velocity, force = v[:, 0] - v[:, 1], v[:, 2]

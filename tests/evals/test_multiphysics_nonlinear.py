@@ -618,19 +618,23 @@ def test_a_control_that_leaves_its_threshold_within_a_fixed_step_is_located_ther
     assert np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed)) < 1e-3   # 2.3e-4 now
 
 
-def test_a_block_pushed_with_exactly_fs_from_its_operating_point_stays_stuck():
-    # the operating point's resting block creeps at 1e-9 m/s, which the stuck law stops
-    # in the first step as an impulse m v / h (2.4 N in 2.4 ns): the first step does not
-    # judge the breakaway margin (with it, the block broke away at t = 0: v(2) = 2.5). The
-    # force rises past fs = 2 from t = 1: v = (t - 1) + (t - 1)^2 / 2 to t = 2, then 2 N
-    # net
-    time, frame = transient("block at fs\n.domain translational v\nCm v 0 m=1\n"
-                            "Ip 0 v PWL(0 2 1 2 2 3)\n"
+def test_a_block_pushed_just_below_fs_from_its_operating_point_stays_stuck():
+    # the operating point's resting block creeps at 1e-9 m/s (F / fs of it); stopped by the
+    # first step's stuck law, that creep was an impulse m v / h in its force (0.4 N in
+    # 2.4 ns), past fs: the block broke away at t = 0 (v(2) = 2.5). Now it is held. The
+    # force, 1e-4 below fs = 2, rises past it at t = 1.0001 s: v = (F - fc)(t - t0) +
+    # ((t - 1)^2 - d^2) / 2 to t = 2, then F - fc = 1.9999 N
+    force, below = 1.9999, 1e-4
+    time, frame = transient(f"block below fs\n.domain translational v\nCm v 0 m=1\n"
+                            f"Ip 0 v PWL(0 {force} 1 {force} 2 {force + 1})\n"
                             "Rf v 0 brake\n.model brake friction(fc=1 fs=2)\n.tran 10m 3\n"
                             ".save V(v)\n")
-    closed = np.where(time <= 1, 0.0, np.where(time <= 2, (time - 1) + (time - 1) ** 2 / 2,
-                                                1.5 + 2 * (time - 2)))
-    assert np.max(np.abs(frame["V(v)"].to_numpy() - closed)) < 1e-6
+    start = 1 + below
+    ramp = (force - 1) * (time - start) + ((time - 1) ** 2 - below**2) / 2
+    at_two = (force - 1) * (2 - start) + (1 - below**2) / 2
+    closed = np.where(time <= start, 0.0, np.where(time <= 2, ramp,
+                                                   at_two + force * (time - 2)))
+    assert np.max(np.abs(frame["V(v)"].to_numpy() - closed)) < 1e-6   # 4.8e-9 now
 
 
 SWITCHED_RC = """switched RC with a voltage- and a current-controlled switch
