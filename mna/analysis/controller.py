@@ -511,7 +511,9 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             else:
                 if _on_grid(t, policy.hmax):
                     restart_from = t
-                if corner and since_restart >= len(FIXED_RESTART):   # not within a restart
+                # a corner within a restart does not restart it again; an event does (the
+                # restart's last step, trapezoidal, would carry the old law's rates over)
+                if event or (corner and since_restart >= len(FIXED_RESTART)):
                     since_restart, restart_at = 0, t
     log.info("transient: %d steps accepted, %d rejected by the truncation error, %d retried "
              "after Newton failed, %d switching events", stats.accepted, stats.rejected,

@@ -618,6 +618,27 @@ def test_a_control_that_leaves_its_threshold_within_a_fixed_step_is_located_ther
     assert np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed)) < 1e-3   # 2.3e-4 now
 
 
+def test_an_event_within_a_fixed_runs_restart_restarts_it():
+    # a 4 us control pulse closes the switch at 0.5 ns and opens it at 4.0015 us, both in
+    # the first 10 us step; the second event fell within the first's restart, whose
+    # trapezoidal step carried the charging rates over it: V(out) was 1.66 V of a 1 V supply
+    text = ("short pulse, fixed steps\nVc c 0 PULSE(0 1 0 1n 1n 4u 20)\nV1 in 0 1\n"
+            "S1 in out c 0 swm\nR1 out 0 1k\nC1 out 0 100n\n"
+            ".model swm sw(vt=0.5 vh=0 ron=1 roff=1e9)\n.options stepcontrol=fixed\n"
+            ".tran 10u 100u\n.save V(out)\n")
+    time, frame = transient(text)
+    on, off, R1, C, ron, roff = 0.5e-9, 4.0015e-6, 1e3, 100e-9, 1.0, 1e9
+
+    def toward(resistance):
+        return R1 / (R1 + resistance), C * resistance * R1 / (resistance + R1)
+
+    (rest, _), (high, fast), (low, slow) = toward(roff), toward(ron), toward(roff)
+    opened = high + (rest - high) * np.exp(-(off - on) / fast)
+    closed = low + (opened - low) * np.exp(-(time - off) / slow)
+    after = time >= 10e-6
+    assert np.max(np.abs(frame["V(out)"].to_numpy()[after] - closed[after])) < 5e-3  # 2e-3
+
+
 def test_a_block_pushed_just_below_fs_from_its_operating_point_stays_stuck():
     # the operating point's resting block creeps at 1e-9 m/s (F / fs of it); stopped by the
     # first step's stuck law, that creep was an impulse m v / h in its force (0.4 N in
