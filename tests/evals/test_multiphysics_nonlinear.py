@@ -19,6 +19,7 @@ from scipy.integrate import solve_ivp
 
 import mna
 from mna.errors import NetlistError
+from mna.units import parse_number
 
 SIGMA = 5.670374419e-8
 NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
@@ -585,37 +586,36 @@ def test_a_switch_charges_an_rc_from_the_located_instant():
     assert np.max(np.abs(frame["V(out)"] - closed)) < 1e-6
 
 
-def test_a_switch_closes_where_its_control_leaves_the_threshold_it_sat_on():
-    # vt = 0, vh = 0: the control sits on the threshold until its edge at 1 ms and closes
-    # the switch as it leaves it (it closed a step late, at 1.000078 ms: V(out) was 0.0097
-    # instead of 0.084 at 1.000088 ms). Closed: C charges through ron towards
-    # V R1 / (R1 + ron), tau = C ron || R1 (roff's 1e-6 V before it is left out)
-    text = ("threshold\nVc c 0 PULSE(0 1 1m 1u 1u 10 20)\nV1 in 0 1\nS1 in out c 0 swm\n"
-            "R1 out 0 1k\nC1 out 0 1u\n.model swm sw(vt=0 vh=0 ron=1 roff=1e9)\n"
-            ".options reltol=1e-8\n.tran 10u 1.02m\n.save V(out)\n")
-    time, frame = transient(text)
-    on, R1, ron, C = 1e-3, 1e3, 1.0, 1e-6
-    assert stepped_onto(time, on)
+def threshold_switch(edge: str, capacitance: str, options: str, tstop: str):
+    """A switch (vt = 0, vh = 0, ron = 1) whose control sits on its threshold until a 0 -> 1 V
+    edge at `edge`, closing on R1 = 1k || C1 from 1 V: the times, and V(out)'s largest
+    difference after the edge from the closed form (C charges through ron towards
+    V R1 / (R1 + ron), tau = C ron || R1; roff's 1e-6 V before it is left out)."""
+    time, frame = transient(
+        f"threshold\nVc c 0 PULSE(0 1 {edge} 1u 1u 10 20)\nV1 in 0 1\nS1 in out c 0 swm\n"
+        f"R1 out 0 1k\nC1 out 0 {capacitance}\n.model swm sw(vt=0 vh=0 ron=1 roff=1e9)\n"
+        f".options {options}\n.tran 10u {tstop}\n.save V(out)\n")
+    on, C, R1, ron = parse_number(edge), parse_number(capacitance), 1e3, 1.0
     late = time > on + 1e-9
     target, tau = R1 / (R1 + ron), C * ron * R1 / (ron + R1)
     closed = target * (1 - np.exp(-(time[late] - on) / tau))
-    assert np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed)) < 2e-5   # 6e-6 now
+    return time, np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed))
+
+
+def test_a_switch_closes_where_its_control_leaves_the_threshold_it_sat_on():
+    # it closed a step late, at 1.000078 ms: V(out) was 0.0097 instead of 0.084 at
+    # 1.000088 ms
+    time, error = threshold_switch("1m", "1u", "reltol=1e-8", "1.02m")
+    assert stepped_onto(time, 1e-3)
+    assert error < 2e-5   # 6e-6 now
 
 
 def test_a_control_that_leaves_its_threshold_within_a_fixed_step_is_located_there():
     # the edge at 1.0043 ms lies inside a 10 us step that starts with the control at the
     # threshold: the trials find it by bisection (regula falsi crept up by half the
     # tolerance a trial and gave up at the step's end, 1.01 ms: 0.04 V off)
-    text = ("threshold, fixed steps\nVc c 0 PULSE(0 1 1.0043m 1u 1u 10 20)\nV1 in 0 1\n"
-            "S1 in out c 0 swm\nR1 out 0 1k\nC1 out 0 100u\n"
-            ".model swm sw(vt=0 vh=0 ron=1 roff=1e9)\n.options stepcontrol=fixed\n"
-            ".tran 10u 1.5m\n.save V(out)\n")
-    time, frame = transient(text)
-    on, R1, ron, C = 1.0043e-3, 1e3, 1.0, 100e-6
-    late = time > on
-    target, tau = R1 / (R1 + ron), C * ron * R1 / (ron + R1)
-    closed = target * (1 - np.exp(-(time[late] - on) / tau))
-    assert np.max(np.abs(frame["V(out)"].to_numpy()[late] - closed)) < 1e-3   # 2.3e-4 now
+    _, error = threshold_switch("1.0043m", "100u", "stepcontrol=fixed", "1.5m")
+    assert error < 1e-3   # 2.3e-4 now
 
 
 def test_an_event_within_a_fixed_runs_restart_restarts_it():
