@@ -114,8 +114,7 @@ def transient(request, circuit) -> TransientResult:
                                   error.unknowns) from None
     return _result(system, scheme, np.array(times), np.array(steps), np.array(corners),
                    np.array(rows), np.array(derivative_rows), np.array(inputs), tstep, tstop,
-                   tstart,
-                   options.interp, getattr(solver, "factorizations", 0))
+                   tstart, options.interp, getattr(solver, "factorizations", 0))
 
 
 def _step_solver(system, options, hmax: float) -> tuple[Callable[[Equations], StepSolver], Use]:

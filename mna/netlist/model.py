@@ -106,8 +106,7 @@ class Card(NamedTuple):
 
     def place(self, index: int) -> SourceLocation:
         """Where positional field `index` stands."""
-        return self.places[index] if self.places is not None else word_place(self.location,
-                                                                              index)
+        return word_place(*self.lazy_place(index))
 
     def lazy_place(self, index: int) -> tuple[SourceLocation, int | None]:
         """Where positional field `index` stands, as `word_place` finds it later: the card's
