@@ -53,8 +53,13 @@ OPENER = "trap"
 OPENER_TRTOL = 1.0
 # a fixed-step run's restart: where each of its steps ends, as a fraction of the way to the
 # next grid time, and its method: two backward-Euler quarter steps, then a trapezoidal half
-# step, all three on one matrix (backward Euler damps what the corner excites)
+# step, all three on one matrix (backward Euler damps what the corner excites, which the
+# trapezoidal rule would carry on ringing). The trapezoidal step waits for FIXED_SETTLING
+# steps that passed no corner (it would start from a rate averaged over one): until then it
+# is a backward-Euler half step (on the matrix of a full trapezoidal step), and a restart
+# that ends before them restarts again
 FIXED_RESTART = ((0.25, "be"), (0.5, "be"), (1.0, "trap"))
+FIXED_SETTLING = 2
 # the run's first step is taken unchecked, as an inconsistent start's (a source's slope forced
 # through a capacitor), after this many shorter tries in a row whose rates' jump from the
 # start held: a consistent start's shrinks with the step once the step is below about three
@@ -205,6 +210,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     previous = 0.0         # the last step taken (as the method took it)
     restart_from = 0.0     # a fixed run's last grid time
     restart_at = 0.0       # and where its last restart began (an event's time is off the grid)
+    settled = 0            # its steps since the last that passed a corner (or an event)
     resume = 0.0           # the step to take after an event's short steps
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
@@ -348,7 +354,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 t_new = min((round(restart_from / policy.hmax) + 1) * policy.hmax, tstop)
                 if scheme.starter and since_restart < len(FIXED_RESTART):
                     end, name = FIXED_RESTART[since_restart]
-                    use = method(name)
+                    use = method(name if settled >= FIXED_SETTLING else "be")
                     t_new = restart_at + end * (t_new - restart_at)
                 landing = abs(target - t_new) <= 1e-9 * policy.hmax
                 t_new = target if landing else t_new
@@ -461,7 +467,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 unrecorded += h
             stats.accepted += 1
             since_restart += 1
-            previous, t = h, t_new
+            previous, t, t_old = h, t_new, t
             h = allowed
             bar.update(t - bar.n)
             switching = step.switching
@@ -491,7 +497,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 solver.switch(step.x, t, crossed)
                 stats.events += 1
                 _forget(steps, charges, flows, states)   # no estimate spans the event
-            corner = landing or event or _passed(corners, t - previous, t)
+            corner = landing or event or _passed(corners, t_old, t)
             if policy.adaptive:
                 if corner and t < tstop * (1 - 1e-12):
                     since_restart = 0    # restart with the starter, from a short step
@@ -511,9 +517,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
             else:
                 if _on_grid(t, policy.hmax):
                     restart_from = t
-                # a corner within a restart does not restart it again; an event does (the
-                # restart's last step, trapezoidal, would carry the old law's rates over)
-                if event or (corner and since_restart >= len(FIXED_RESTART)):
+                settled = 0 if corner else settled + 1
+                if event or (since_restart >= len(FIXED_RESTART) and settled < FIXED_SETTLING):
                     since_restart, restart_at = 0, t
     log.info("transient: %d steps accepted, %d rejected by the truncation error, %d retried "
              "after Newton failed, %d switching events", stats.accepted, stats.rejected,
