@@ -8,8 +8,8 @@ A step of the linear multistep method from ``t`` to ``t + h`` solves
 controller keeps the charges ``Q`` and their rates ``Q'`` of the last points, and nothing
 of circuits. Adaptive steps (SPICE's way) are chosen by the truncation error, never exceed
 `hmax`, land on every breakpoint and restart there with backward Euler from a short step;
-fixed steps (``stepcontrol=fixed``) keep one size on the grid ``n h`` and restart after
-each breakpoint they pass.
+fixed steps (``stepcontrol=fixed``) keep one size on the grid ``n h``, restart after
+each breakpoint they pass, and reach the next grid time by shorter steps where Newton fails.
 """
 
 from __future__ import annotations
@@ -211,6 +211,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     restart_from = 0.0     # a fixed run's last grid time
     restart_at = 0.0       # and where its last restart began (an event's time is off the grid)
     settled = 0            # its steps since the last that passed a corner (or an event)
+    cut = 0.0              # its step to the next grid time after Newton failed (0: none)
     resume = 0.0           # the step to take after an event's short steps
     settling = 0           # short steps still to take after an event
     attempted = 0.0        # the step in which the last event was located
@@ -312,17 +313,24 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 f"tstop is more than {STALL_STEPS:.0e} steps away")
 
     def shorter(failure: NewtonFailure, t_new: float, h: float) -> float:
-        """The step to retry with after Newton failed on one of `h` to `t_new`."""
+        """The step to retry with after Newton failed on one of `h` to `t_new`: an adaptive
+        run restarts from it, a fixed run takes steps from it to its next grid time (each
+        twice the last, unrecorded)."""
+        nonlocal since_restart, cut
         stats.failed += 1
         if (stall := stalled()) is not None:
             raise ConvergenceError(
                 f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}): {stall}; "
                 f"largest residuals in {failure.worst(solver.unknowns)}") from None
-        if h / RETRY_SHRINK < smallest() or not policy.adaptive:
+        if h / RETRY_SHRINK < smallest():
             raise ConvergenceError(
                 f"transient: Newton failed at t = {t_new:.6g} s ({failure.reason}); largest "
                 f"residuals in {failure.worst(solver.unknowns)}; tried {stats.failed} shorter "
                 f"steps, down to {h:.3g} s") from None
+        if policy.adaptive:
+            since_restart = 0
+        else:
+            cut = h / RETRY_SHRINK
         return h / RETRY_SHRINK
 
     # a solution that grows to the float limit makes infinities, which the checks catch
@@ -356,6 +364,8 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     end, name = FIXED_RESTART[since_restart]
                     use = method(name if settled >= FIXED_SETTLING else "be")
                     t_new = restart_at + end * (t_new - restart_at)
+                if cut:   # Newton failed on the step from here
+                    t_new = min(t + cut, t_new)
                 landing = abs(target - t_new) <= 1e-9 * policy.hmax
                 t_new = target if landing else t_new
                 h = _nominal(t_new - t, t_new, policy.hmax)
@@ -364,7 +374,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 step = opening_halves(h, t_new, landing) if opening else attempt(
                     use, h, t_new, landing)
             except NewtonFailure as failure:
-                h, since_restart = shorter(failure, t_new, h), 0
+                h = shorter(failure, t_new, h)
                 continue
             if not np.isfinite(step.x).all():
                 raise SingularSystemError(
@@ -451,7 +461,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 # (a Stribeck friction falls by fs - fc within vs of its stop): the step is
                 # retried shorter, as when its own Newton fails
                 except NewtonFailure as failure:
-                    h, since_restart = shorter(failure, t_new, h), 0
+                    h = shorter(failure, t_new, h)
                     continue
                 landing = False
             if step.middle is not None:   # the opener's (not an event's located step)
@@ -516,7 +526,9 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                         h, resume = resume, 0.0
             else:
                 if _on_grid(t, policy.hmax):
-                    restart_from = t
+                    restart_from, cut = t, 0.0
+                elif cut:
+                    cut *= GROWTH
                 settled = 0 if corner else settled + 1
                 if event or (since_restart >= len(FIXED_RESTART) and settled < FIXED_SETTLING):
                     since_restart, restart_at = 0, t
