@@ -7,6 +7,7 @@ read any domain, so a B source couples domains (Joule heating).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,11 +47,12 @@ class Behavioural(Device):
 
     noiseless = True
 
-    def __init__(self, names, terminals, signs: np.ndarray, function, switches,
+    def __init__(self, names, terminals, signs: np.ndarray, function, guarded, switches,
                  owners: np.ndarray, strict: np.ndarray):
         super().__init__(names, terminals)
         self.signs = signs
         self.function = function
+        self._guarded = guarded
         self.switches = switches
         self.owners = owners   # the instance of each comparison: each has its own count
         self.strict = strict
@@ -99,24 +101,43 @@ class Behavioural(Device):
         namespace = [LAMBDIFY_FUNCTIONS, "math"]
         function = sympy.lambdify([flat, time_symbol(), modes], [values, gradients], namespace,
                                   cse=True)
+
+        @functools.cache
+        def guarded():   # the same in numpy's arithmetic, made where first needed
+            return sympy.lambdify([flat, time_symbol(), modes], [values, gradients],
+                                  [LAMBDIFY_FUNCTIONS, "numpy"], cse=True)
+
         switching = sympy.lambdify([flat, time_symbol()], switches, namespace, cse=True)
         signs = np.zeros((len(instances), width))
         for row, instance in enumerate(instances):
             for local, sign in instance.parameters["rows"]:
                 signs[row, local] = sign
         names = tuple(instance.name for instance in instances)
-        return cls(names, terminal_array(instances, width), signs, function, switching,
-                   np.array(owners, dtype=int), np.array(strict, dtype=bool))
+        return cls(names, terminal_array(instances, width), signs, function, guarded,
+                   switching, np.array(owners, dtype=int), np.array(strict, dtype=bool))
 
     def load(self, v, t):
         try:
             values, gradients = self.function(v.ravel().tolist(), t, self.modes.tolist())
             values = np.asarray(values, dtype=float)
             gradients = np.asarray(gradients, dtype=float)
-        except (ArithmeticError, ValueError):   # Newton reports the failure
-            values = np.full(self.count, np.nan)
-            gradients = np.full(v.shape, np.nan)
+        except (ArithmeticError, ValueError):
+            values, gradients = self._load_guarded(v, t)
         return Load(self.signs * values[:, None], self.signs[:, :, None] * gradients[:, None, :])
+
+    def _load_guarded(self, v, t) -> tuple[np.ndarray, np.ndarray]:
+        """Values and gradients where a float operation failed, in numpy's arithmetic: a
+        value that is not finite (a logarithm of 0) stays NaN, for Newton to report; a
+        slope that is not finite where its value is (sqrt(abs(V(a))) at V(a) = 0, as
+        ngspice's guarded division gives it) counts as none."""
+        with np.errstate(all="ignore"):
+            values, gradients = self._guarded()(list(v.ravel()), np.float64(t),
+                                                self.modes.tolist())
+            values = np.asarray(values, dtype=float)
+            gradients = np.asarray(gradients, dtype=float)
+        values[~np.isfinite(values)] = np.nan
+        gradients[~np.isfinite(gradients) & np.isfinite(values)[:, None]] = 0.0
+        return values, gradients
 
     def mode_owners(self):
         return self.owners

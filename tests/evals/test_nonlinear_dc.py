@@ -162,6 +162,19 @@ def test_behavioural_jacobian_matches_finite_differences():
                                    rtol=1e-6, atol=1e-6)
 
 
+def test_an_infinite_slope_where_the_value_is_finite_counts_as_none():
+    """sqrt(abs(V(in))) at V(in) = 0 is 0, with a slope of 1/0: the float evaluation failed
+    and took the value with it, so the operating point and every transient from a SIN's 0 V
+    failed to converge (ngspice's guarded division runs them)."""
+    text = ("sqrt\nV1 in 0 {}\nR1 in 0 1k\nB1 e 0 V={{sqrt(abs(V(in)))}}\nRe e 0 1k\n"
+            ".save V(in) V(e)\n")
+    (dc,) = mna.run(mna.read_string(text.format(0) + ".dc V1 -1 1 0.5\n"))
+    assert np.array_equal(dc["V(e)"], np.sqrt(np.abs(dc["V(in)"])))
+    (tran,) = mna.run(mna.read_string(text.format("SIN(0 1 1k)") + ".tran 10u 2m\n"))
+    frame = tran.to_dataframe()
+    assert np.max(np.abs(frame["V(e)"] - np.sqrt(np.abs(frame["V(in)"])))) < 1e-15
+
+
 def test_continuation_converges_and_the_log_names_the_aid(caplog):
     circuit = mna.read_string(
         "cold start\nV1 in 0 100\nR1 in a 1\nB1 a 0 I={1e-14*(exp(V(a)/0.025)-1)}\n"
