@@ -135,8 +135,10 @@ class Behavioural(Device):
                                                 self.modes.tolist())
             values = np.asarray(values, dtype=float)
             gradients = np.asarray(gradients, dtype=float)
-        values[~np.isfinite(values)] = np.nan
-        gradients[~np.isfinite(gradients) & np.isfinite(values)[:, None]] = 0.0
+        finite = np.isfinite(values)
+        values[~finite] = np.nan
+        gradients[~np.isfinite(gradients)] = 0.0
+        gradients[~finite] = np.nan
         return values, gradients
 
     def mode_owners(self):
