@@ -42,6 +42,50 @@ def polynomial(reader: FieldReader, nodes: tuple[str, str], kind: str,
     return BehaviouralSource(reader.name, reader.location, nodes, kind, expression)
 
 
+def behavioural_form(reader: FieldReader, nodes: tuple[str, str],
+                     kind: str) -> BehaviouralSource | None:
+    """An E or G line's behavioural forms after its output nodes, as the B source each is
+    (None for the others): ``VALUE={expr}`` (PSpice), ``vol='expr'`` (E) or ``cur='expr'``
+    (G) (ngspice), and PSpice's ``TABLE {expr} = (x1,y1) (x2,y2) ...``, linear between the
+    points and held beyond them (ngspice's pwl())."""
+    keys = [key for key in ("value", "vol" if kind == "v" else "cur") if key in reader.assigns]
+    if keys:
+        if len(keys) > 1 or reader.remaining():
+            reader.fail(f"{reader.name}: give the controlling nodes and gain, or one of "
+                        f"{' or '.join(k.upper() + '=' for k in keys)}{{expr}}", usage=True)
+        assign = reader.assigns.pop(keys[0])
+        value = assign.values[0]
+        braced = value if isinstance(value, Braced) else Braced(field_text(value),
+                                                                assign.places[0])
+        reader.no_more_options()
+        return BehaviouralSource(reader.name, reader.location, nodes, kind,
+                                 reader.behavioural(braced))
+    if not reader.keyword("table"):
+        return None
+    control = reader.take("the table's control {expr}")
+    if not isinstance(control, Braced):
+        reader.fail("TABLE takes its control in braces, e.g. TABLE {V(in)} = (0,0) (1,2)",
+                    reader.place(), usage=True)
+    location = control.location
+    points = []
+    while reader.remaining():
+        point = reader.take("point")
+        if not (isinstance(point, Call) and point.name == "" and len(point.args) == 2):
+            reader.fail(f"a TABLE point is a pair (x,y), not '{field_text(point)}'",
+                        reader.place(), usage=True)
+        points += [f"({item.text})" if isinstance(item, Braced) else field_text(item)
+                   for item in point.args]
+    if len(points) < 4:
+        reader.fail("TABLE needs at least two points (x,y)", reader.card.end(), usage=True)
+    reader.no_more_options()
+    # pwl() goes on along its end segments: flat ones, a segment's length beyond, hold
+    x0, y0, x1, xm, xn, yn = (points[k] for k in (0, 1, 2, -4, -2, -1))
+    held = [f"2*({x0})-({x1})", y0, *points, f"2*({xn})-({xm})", yn]
+    expression = reader.behavioural(Braced(f"pwl(({control.text}), {', '.join(held)})",
+                                           location))
+    return BehaviouralSource(reader.name, reader.location, nodes, kind, expression)
+
+
 @dataclass(eq=False)
 class AcrossControlled(Element):
     """Output port ``n+ n-`` driven by the across variable between ``nc+ nc-``."""
@@ -50,13 +94,17 @@ class AcrossControlled(Element):
 
     @classmethod
     def from_fields(cls, reader: FieldReader):
-        if len(reader.card.fields) > 2 and isinstance(reader.card.fields[2], Call):
+        kind = "v" if cls.prefix == "E" else "i"
+        third = reader.card.fields[2] if len(reader.card.fields) > 2 else None
+        if third is None or isinstance(third, Call) or (isinstance(third, str)
+                                                        and third.lower() == "table"):
             nodes = reader.nodes("n+", "n-")
-            poly = polynomial(reader, nodes, "v" if cls.prefix == "E" else "i", _voltage_control)
-            if poly is None:
-                reader.fail("expected the controlling nodes nc+ nc- or POLY(n)", reader.place(),
-                            usage=True)
-            return poly
+            source = (behavioural_form(reader, nodes, kind)
+                      or polynomial(reader, nodes, kind, _voltage_control))
+            if source is None:
+                reader.fail("expected the controlling nodes nc+ nc-, POLY(n), VALUE={expr} or "
+                            "TABLE {expr}", reader.place(), usage=True)
+            return source
         nodes, gain = read_ports_and_value(reader, ("n+", "n-", "nc+", "nc-"), "gain")
         return cls(reader.name, reader.location, nodes, gain)
 
@@ -69,7 +117,8 @@ class VoltageControlledVoltageSource(AcrossControlled):
     """``across(n+,n-) = gain * across(nc+,nc-)``."""
 
     prefix = "E"
-    usage = "Ename n+ n- nc+ nc- gain"
+    usage = ("Ename n+ n- nc+ nc- gain | Ename n+ n- POLY(n) controls... coefficients... | "
+             "Ename n+ n- VALUE={expr} | Ename n+ n- TABLE {expr} = (x1,y1) (x2,y2) ...")
 
     def edges(self):
         return [Edge(self, *self.nodes[:2], Role.ACROSS_SOURCE)]
@@ -89,7 +138,8 @@ class VoltageControlledCurrentSource(AcrossControlled):
     """A through variable ``gm * across(nc+,nc-)`` flowing n+ → element → n-."""
 
     prefix = "G"
-    usage = "Gname n+ n- nc+ nc- gm"
+    usage = ("Gname n+ n- nc+ nc- gm | Gname n+ n- POLY(n) controls... coefficients... | "
+             "Gname n+ n- VALUE={expr} | Gname n+ n- TABLE {expr} = (x1,y1) (x2,y2) ...")
 
     def edges(self):
         return [Edge(self, *self.nodes[:2], Role.THROUGH_SOURCE)]

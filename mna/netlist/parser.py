@@ -121,7 +121,11 @@ def _fields(cursor: _Cursor, opening: Token | None = None,
         equals = cursor.peek()
         if equals is not None and equals.kind == "=":
             cursor.take()
-            fields.append((_assign(atom, place, cursor, equals, joins), place))
+            table = (isinstance(atom, Braced) and fields and isinstance(fields[-1][0], str)
+                     and fields[-1][0].lower() == "table")
+            # PSpice's TABLE {expr} = (x,y) ... assigns nothing
+            fields.append((atom if table else _assign(atom, place, cursor, equals, joins),
+                           place))
         else:
             fields.append((atom, place))
     if opening is not None:

@@ -573,6 +573,54 @@ R2 g 0 1k
     assert op_of(text + ".op\n")["v(99)"] == pytest.approx(1.5, rel=1e-12)
 
 
+def test_behavioural_controlled_sources(ngspice):
+    """E and G with PSpice's VALUE= and TABLE, and ngspice's vol= and cur=, swept through
+    the tables' corners and beyond their ends (where they hold their end values). A TABLE
+    is linear between its points, as PSpice reads it; ngspice's XSPICE stand-in rounds each
+    corner over a tenth of its shorter segment, so it is compared away from the corners."""
+    text = """value, table, vol, cur
+V1 in 0 0
+R0 in 0 1k
+E1 o1 0 VALUE={2*V(in)}
+R1 o1 0 1k
+E2 o2 0 TABLE {V(in)} = (0,0) (1,2)
+R2 o2 0 1k
+G3 0 o3 value = {1m*V(in)*V(in)}
+R3 o3 0 1k
+E4 o4 0 vol='V(in)*3'
+R4 o4 0 1k
+G5 0 o5 cur='1m*V(in)'
+R5 o5 0 1k
+G6 0 o6 TABLE {V(in)+V(o1)} (-1,-1m), (0.25,0) (2,1m)
+R6 o6 0 1k
+.dc V1 -2 2 0.125
+"""
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["dc"].data
+    v = ours["V(in)"]
+    exact = {"o1": 2 * v, "o2": np.interp(v, [0, 1], [0, 2]), "o3": v * v, "o4": 3 * v,
+             "o5": v, "o6": np.interp(3 * v, [-1, 0.25, 2], [-1, 0, 1])}
+    smoothed = {"o2": np.abs(v[:, None] - [0, 1]).min(axis=1) <= 0.1,
+                "o6": np.abs(3 * v[:, None] - [-1, 0.25, 2]).min(axis=1) <= 0.2}
+    for node, values in exact.items():
+        assert np.allclose(ours[f"V({node})"], values, rtol=0, atol=1e-15), node
+        away = ~smoothed.get(node, np.zeros(len(v), bool))
+        assert np.allclose(ours[f"V({node})"][away], theirs[f"V({node})"][away], rtol=0,
+                           atol=1e-12), node
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("E1 o 0 TABLE V(in) = (0,0) (1,2)", "TABLE takes its control in braces"),
+    ("E1 o 0 TABLE {V(in)} = (0,0)", "TABLE needs at least two points"),
+    ("E1 o 0 TABLE {V(in)} = (0,0) 1 2", "a TABLE point is a pair"),
+    ("E1 o 0 VALUE={V(in)} vol={V(in)}", "or VOL="),
+    ("G1 o 0", "expected the controlling nodes nc\\+ nc-, POLY"),
+])
+def test_behavioural_controlled_sources_refuse_what_they_cannot_read(line, message):
+    with pytest.raises(mna.NetlistError, match=message):
+        mna.read_string(f"bad\nV1 in 0 1\nR1 in 0 1k\n{line}\nR2 o 0 1k\n.op\n")
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
