@@ -16,6 +16,7 @@ import numpy as np
 
 from mna.analysis.equations import Equations
 from mna.analysis.newton import Newton, NewtonFailure, solve_dc
+from mna.analysis.op import guess
 from mna.assembly import NumericBackend, Stamper, output_row
 from mna.diagnostics import Forest, check_dc_topology
 from mna.elements.base import Role
@@ -58,7 +59,7 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
     try:
         if system.is_linear:
             return bordered.factor(bordered.g_data).solve(rhs)[:n]
-        return solve_dc(bordered, rhs)[:n]
+        return solve_dc(bordered, rhs, None if uic else guess(circuit, system))[:n]
     except SingularSystemError as error:   # of a linear system
         if not uic:
             raise SingularSystemError(f"operating point at t = 0: {error}",

@@ -22,8 +22,26 @@ from mna.errors import ConvergenceError, NoOperatingPoint, SingularSystemError
 log = logging.getLogger(__name__)
 
 GMIN_START = 1e-2
+HOLD_CONDUCTANCE = 1e10   # that holds a .nodeset's unknown at its value (ngspice's)
 ROUND_OFF = 16 * np.finfo(float).eps   # of a row's terms: a residual this small is exact
 SOURCE_STEP_MIN = 1e-4
+
+
+@dataclass(frozen=True)
+class Nodeset:
+    """``.nodeset``: across `unknowns` (indices) and their `values`. As ngspice's, a DC
+    solution from nothing starts there (zero elsewhere) with each held there by
+    `HOLD_CONDUCTANCE` until Newton converges, then lets them go and goes on from that
+    point: the rest of the circuit settles around them first, which picks the state they
+    name (one of a latch's) rather than the one Newton would drift to from them."""
+
+    unknowns: np.ndarray
+    values: np.ndarray
+
+    def start(self, size: int) -> np.ndarray:
+        x = np.zeros(size)
+        x[self.unknowns] = self.values
+        return x
 
 
 @dataclass
@@ -56,17 +74,21 @@ class Newton:
 
     def evaluate(self, x: np.ndarray, b: np.ndarray, gamma: float, time: float,
                  shunt: float = 0.0, evaluated_at: list | None = None, start: bool = False,
-                 hold: bool = False):
+                 hold: bool = False, nodeset: Nodeset | None = None):
         """The residual ``G x + f + gamma (C x + q) + shunt x_across - b`` at `x`, the
         Jacobian's data, the devices' share of the residual, and whether a device limited
         its step. `evaluated_at` keeps each device's terminal values of the last iteration,
         for limiting (updated in place); with `start`, the devices are evaluated at their
-        starting values instead (`Device.start`), and with `hold` the instances marked
-        ``OFF`` at theirs (`Device.held`)."""
+        starting values instead (`Device.start`), with `hold` the instances marked ``OFF``
+        at theirs (`Device.held`), and the unknowns of a `nodeset` are held at its values."""
         eq = self.equations
         linear_data, _ = eq.linear(gamma, shunt)
         residual = eq.product(linear_data, x) - b
         jacobian = linear_data.copy()
+        if nodeset is not None:
+            held = nodeset.unknowns
+            residual[held] += HOLD_CONDUCTANCE * (x[held] - nodeset.values)
+            jacobian[eq.shunt_slots[held]] += HOLD_CONDUCTANCE
         flows = np.zeros_like(x)
         limited = False
         for k, slots in enumerate(eq.devices):
@@ -90,7 +112,8 @@ class Newton:
 
     def solve(self, b: np.ndarray, x0: np.ndarray, *, gamma: float = 0.0, time: float = 0.0,
               shunt: float = 0.0, iterations: int | None = None, limit: int | None = None,
-              settled: np.ndarray | None = None, fresh: bool = False) -> np.ndarray:
+              settled: np.ndarray | None = None, fresh: bool = False,
+              nodeset: Nodeset | None = None) -> np.ndarray:
         """`x` with ``G x + f + gamma (C x + q) + shunt x_across = b``, from `x0`, in at most
         `limit` iterations (default ``maxiter``). `settled` is the last solution (a time
         step's previous point): the first iteration's junction voltages are limited against
@@ -98,7 +121,7 @@ class Newton:
         evaluates its first iteration's devices at their starting values (`Device.start`),
         as SPICE's ``MODEINITJCT``; where instances are marked ``OFF``, it holds them there
         until it converges, then releases them and goes on from that point (SPICE's
-        ``MODEINITFIX``).
+        ``MODEINITFIX``), as it does the unknowns of a `nodeset` at their values.
 
         With `iterations`, exactly that many steps are taken and no convergence is tested
         (a semi-implicit time step is one). Raises `NewtonFailure`.
@@ -110,12 +133,13 @@ class Newton:
                               for d in eq.devices]
         residual = np.zeros_like(x)
         limit = iterations or limit or options.maxiter
-        hold = fresh and any(d.device.off.any() for d in eq.devices)
+        off = fresh and any(d.device.off.any() for d in eq.devices)
+        hold = off or nodeset is not None
         for iteration in range(1, limit + 1):
             self.iterations += 1
             residual, jacobian, flows, limited = self.evaluate(
                 x, b, gamma, time, shunt, evaluated_at, start=fresh and iteration == 1,
-                hold=hold)
+                hold=hold and off, nodeset=nodeset if hold else None)
             if not np.isfinite(residual).all() and fresh and iteration == 1:
                 # a device that cannot be evaluated at the guess (ln V(x) at V(x) = 0) is
                 # left out of the first step, which sets what the sources fix (ngspice
@@ -137,6 +161,9 @@ class Newton:
                 small = np.abs(step) <= (options.reltol * np.maximum(np.abs(x), np.abs(x_next))
                                          + self.update_tolerance)
                 terms = eq.product(magnitudes, np.abs(x)) + np.abs(flows) + np.abs(b)
+                if hold and nodeset is not None:   # the holding currents' terms
+                    terms[nodeset.unknowns] += HOLD_CONDUCTANCE * (
+                        np.abs(x[nodeset.unknowns]) + np.abs(nodeset.values))
                 balanced = np.abs(residual) <= options.reltol * terms + self.balance_tolerance
                 # a residual at the round-off of its terms cannot improve: the steps it makes
                 # are noise, which an abstol below that round-off would refuse for ever (a
@@ -148,7 +175,7 @@ class Newton:
             x = x_next
             steady = still and balanced.all() and not limited
             if steady and hold:
-                hold = False   # the OFF instances go free from here
+                hold = False   # the OFF instances and the nodeset go free from here
             elif steady and eq.devices_converged(x, evaluated_at):
                 return x
         if iterations is not None:
@@ -159,7 +186,7 @@ class Newton:
 MODE_ROUNDS = 20   # DC solutions, each with the modes the previous one's switching gave
 
 
-def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
+def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | Nodeset | None = None,
              time: float = 0.0, continued: bool = False) -> np.ndarray:
     """The DC solution of nonlinear `equations` for right-hand side `b`, with every device
     mode consistent with it: the modes are settled at the starting point `x0` when there is
@@ -167,15 +194,17 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
     again at each solution until none changes. `continued`: `x0` is the solution of a
     neighbouring problem (the last point of a sweep), and the first iteration limits the
     junctions against it, as SPICE's against its last state (else against 0 V: `x0` is a
-    guess)."""
+    guess, or a `Nodeset`, which the first Newton holds)."""
+    nodeset = x0 if isinstance(x0, Nodeset) else None
     if x0 is None:
         x = np.zeros(equations.size)
     else:
-        x = x0
+        x = nodeset.start(equations.size) if nodeset else x0
         equations.settle_modes(x, time)
     for round_ in range(MODE_ROUNDS):
         x = _solve_dc(equations, b, x, time, fresh=x0 is None and round_ == 0,
-                      continued=continued or round_ > 0)
+                      continued=continued or round_ > 0,
+                      nodeset=nodeset if round_ == 0 else None)
         if not equations.settle_modes(x, time):
             if problem := equations.dc_problem(x):
                 raise NoOperatingPoint(f"no operating point at t={time:g}: {problem}")
@@ -185,15 +214,17 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | None = None,
 
 
 def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray, time: float = 0.0,
-              fresh: bool = False, continued: bool = False) -> np.ndarray:
-    """Newton, then gmin stepping, then source stepping, each from `x0` (`fresh`: from
-    nothing, `Newton.solve`; `continued`: from a solution, `solve_dc`); a
-    `ConvergenceError` says what was tried."""
+              fresh: bool = False, continued: bool = False,
+              nodeset: Nodeset | None = None) -> np.ndarray:
+    """Newton (holding a `nodeset` first), then gmin stepping, then source stepping, each
+    from `x0` (`fresh`: from nothing, `Newton.solve`; `continued`: from a solution,
+    `solve_dc`); a `ConvergenceError` says what was tried."""
     newton = Newton(equations)
     tried = []
     singular = True
     try:
-        return newton.solve(b, x0, time=time, fresh=fresh, settled=x0 if continued else None)
+        return newton.solve(b, x0, time=time, fresh=fresh, settled=x0 if continued else None,
+                            nodeset=nodeset)
     except NewtonFailure as failure:
         tried.append(f"Newton from the initial guess ({failure.reason})")
         last, singular = failure, singular and failure.singular

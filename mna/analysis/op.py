@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from mna.analysis.equations import Equations
-from mna.analysis.newton import solve_dc
+from mna.analysis.newton import Nodeset, solve_dc
 from mna.assembly import NumericBackend, assemble
 from mna.diagnostics import check_dc_topology
 from mna.errors import NetlistError
@@ -15,27 +15,28 @@ from mna.results import OperatingPointResult
 from mna.system import Entries
 
 
-def guess(circuit, system) -> np.ndarray | None:
-    """The Newton starting point from ``.nodeset`` (zero elsewhere), or None."""
+def guess(circuit, system) -> Nodeset | None:
+    """The circuit's ``.nodeset`` on the unknowns of `system`, or None."""
     if not circuit.nodeset:
         return None
-    x = np.zeros(system.size)
+    unknowns, values = [], []
     evaluate = NumericBackend(circuit).evaluate
     for output, value in circuit.nodeset.items():
         if output.kind == "V" and len(output.keys) == 1:
-            x[system.unknowns.index(circuit.label(output))] = evaluate(value)
+            unknowns.append(system.unknowns.index(circuit.label(output)))
+            values.append(evaluate(value))
         else:
             raise NetlistError(".nodeset takes V(node)=value", output.location)
-    return x
+    return Nodeset(np.array(unknowns, dtype=int), np.array(values, dtype=float))
 
 
-def dc_solution(equations: Equations, u: np.ndarray, x0: np.ndarray | None = None,
+def dc_solution(equations: Equations, u: np.ndarray, x0: np.ndarray | Nodeset | None = None,
                 continued: bool = False) -> np.ndarray:
     """Unknowns at DC for inputs `u` (a vector, or a matrix with one column per point).
 
     A linear system is factored once for all points; a nonlinear one is solved point by point,
-    each from the previous solution (`x0` for the first: a guess, or with `continued` the
-    solution of a neighbouring point, `solve_dc`).
+    each from the previous solution (`x0` for the first: a `Nodeset`, or with `continued`
+    the solution of a neighbouring point, `solve_dc`).
     """
     system = equations.system
     b = system.b.product(u)

@@ -621,6 +621,33 @@ def test_behavioural_controlled_sources_refuse_what_they_cannot_read(line, messa
         mna.read_string(f"bad\nV1 in 0 1\nR1 in 0 1k\n{line}\nR2 o 0 1k\n.op\n")
 
 
+def test_a_nodeset_on_some_nodes_picks_the_state_it_names(ngspice):
+    """A latch of two cross-coupled NPNs has a symmetric operating point (both collectors at
+    1.13 V, where Newton from nothing goes) and two latched ones. A .nodeset on the
+    collectors alone used to be only Newton's start, and the bases, at 0 V, pulled it back to
+    the symmetric point; held there first, as ngspice holds it, it picks the latched state,
+    for the .op and for the transient's start."""
+    text = """latch
+.model QN NPN(IS=1e-15 BF=100)
+VCC vcc 0 5
+RC1 vcc c1 1k
+RC2 vcc c2 1k
+RB1 c2 b1 10k
+RB2 c1 b2 10k
+Q1 c1 b1 0 QN
+Q2 c2 b2 0 QN
+"""
+    symmetric = op_of(text + ".op\n")
+    assert symmetric["v(c1)"] == pytest.approx(symmetric["v(c2)"], rel=1e-9)
+    latched = text + ".nodeset V(c1)=0.1 V(c2)=4.5\n.options reltol=1e-9 vntol=1e-13 abstol=1e-17\n"
+    assert_op_matches(latched, ngspice, ["c1", "c2", "b1", "b2"])
+    ours = op_of(latched + ".op\n")
+    assert ours["v(c1)"] < 0.1 and ours["v(c2)"] > 4.5
+    (tran,) = mna.run(mna.read_string(latched + ".tran 1u 10u\n"))
+    for node in ("c1", "c2"):
+        assert np.allclose(tran[f"V({node})"], ours[f"v({node})"], rtol=1e-9)
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
