@@ -115,6 +115,7 @@ class Coupling(Element):
 
     def stamp(self, s) -> None:
         first, second = (s.circuit.elements_by_key[key] for key in self.inductors)
+        # of one copy of each (m= copies in parallel share the current, each coupled so)
         mutual = s.value(self.coefficient) * s.sqrt(first.analog(s) * second.analog(s))
         k1, k2 = s.branch(first), s.branch(second)
         s.C.add(k1, k2, mutual)

@@ -23,6 +23,7 @@ class Passive(Element):
     value: Value
     keyword: str | None
     initial: Value | None
+    copies: Value = 1.0   # ngspice's m=: that many in parallel
 
     letter: ClassVar[str] = ""
     role: ClassVar[Role]
@@ -46,6 +47,10 @@ class Passive(Element):
         nodes = reader.nodes("n+", "n-")
         bare = reader.value() if reader.remaining() else None
         reader.done()
+        copies = {}
+        if bare is not None and "m" in reader.assigns and cls.role is not Role.DISSIPATOR:
+            # beside a bare value, C's and L's m= is ngspice's multiplier (alone, C's is a mass)
+            copies["copies"] = reader.option("m")
         given = [key for key in reader.assigns if key in cls.keywords]
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
@@ -57,7 +62,8 @@ class Passive(Element):
             reader.fail(f"{reader.card.head}: missing value", usage=True)
         reader.no_more_options(cls.allowed)
         initial = options.pop("ic", None)
-        return cls(reader.name, reader.location, nodes, value, keyword, initial, **options)
+        return cls(reader.name, reader.location, nodes, value, keyword, initial, **copies,
+                   **options)
 
     @classmethod
     def from_plain(cls, name, location, nodes, word, scope) -> Passive | None:
@@ -119,11 +125,20 @@ class Passive(Element):
         return [(row, self.initial)]
 
     def analog(self, s) -> Value:
-        """The electrical-analog value of the element (``b`` → ``1/b``, ``k`` → ``1/k``)."""
+        """The electrical-analog value of one of the element's copies (``b`` → ``1/b``,
+        ``k`` → ``1/k``)."""
         value = s.value(self.value)
         if self.keyword is None:
             return value
         return KEYWORDS[self.letter][self.port_domain(s.circuit.domain_of)].to_analog(value)
+
+    def parallel(self, s, value: Value) -> Value:
+        """The analog `value` of one copy made that of the element's copies in parallel: a
+        resistance or an inductance divided by them, a capacitance multiplied."""
+        if self.copies == 1.0:
+            return value
+        copies = s.value(self.copies)
+        return value * copies if self.role is Role.ACROSS_STORE else value / copies
 
 
 # SPICE's resistor model (``.model name R(...)``): its parameters, their other names
@@ -135,7 +150,7 @@ RESISTOR_MODEL_ALIASES = {"res": "r", "resistance": "r", "dw": "narrow", "dlr": 
                           "tc1r": "tc1", "tc2r": "tc2", "w": "defw"}
 
 
-PLAIN_RESISTOR = (None, None, None, None, 1.0, 1.0)   # tc1, tc2, tce, ac, m, scale unset
+PLAIN_RESISTOR = (None, None, None, None, 1.0, 1.0)   # tc1, tc2, tce, ac, copies, scale unset
 
 
 @dataclass(eq=False)
@@ -158,7 +173,6 @@ class Resistor(Passive):
     temp: Value | None = None
     dtemp: Value = 0.0
     ac: Value | None = None
-    m: Value = 1.0
     scale: Value = 1.0
     model: str | None = None
     l: Value | None = None   # noqa: E741 (SPICE's name of the length)
@@ -170,7 +184,7 @@ class Resistor(Passive):
     letter = "R"
     role = Role.DISSIPATOR
     extras = ("tc1", "tc", "tc2", "tce", "temp", "dtemp", "ac", "m", "scale")
-    aliases = {"tc": "tc1"}
+    aliases = {"tc": "tc1", "m": "copies"}
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement | BehaviouralSource:
@@ -227,9 +241,9 @@ class Resistor(Passive):
             rise = temperature - (options.tnom if tnom is None else tnom)
             value = value * (1.01 ** (s.value(tce) * rise) if tce is not None
                              else 1 + s.value(tc1 or 0.0) * rise + s.value(tc2 or 0.0) * rise**2)
-        if (self.scale, self.m) != (1.0, 1.0):
-            value = value * s.value(self.scale) / s.value(self.m)
-        return value
+        if self.scale != 1.0:
+            value = value * s.value(self.scale)
+        return self.parallel(s, value)
 
     def _model_resistance(self, s, model) -> Value:
         """The resistance of the model's sheet (its ``rsh``, the line's ``l=`` and ``w=`` or
@@ -265,7 +279,7 @@ class Resistor(Passive):
         """The conductance of a resistor given by a number alone (checked non-zero with a
         finite inverse by `validate`)."""
         if type(self.value) is float and self.keyword is None and self.model is None and (
-                self.tc1, self.tc2, self.tce, self.ac, self.m, self.scale) == PLAIN_RESISTOR:
+                self.tc1, self.tc2, self.tce, self.ac, self.copies, self.scale) == PLAIN_RESISTOR:
             return 1 / self.value
         return None
 
@@ -285,7 +299,7 @@ class Resistor(Passive):
             area = ((length - 2 * model["short"]) ** model["lf"]
                     * (width - 2 * model["narrow"]) ** model["wf"])
         return {"flicker_name": f"{self.name}_1overf", "kf": model["kf"], "af": model["af"],
-                "ef": model["ef"], "copies": s.value(self.m), "area": area}
+                "ef": model["ef"], "copies": s.value(self.copies), "area": area}
 
     def through(self, s, row) -> None:
         row.x.difference(*self.nodes, self.conductance(s))
@@ -327,7 +341,8 @@ class Capacitor(Passive):
     """An A-type element: capacitor, mass, inertia, fluid or thermal capacitance."""
 
     prefix = "C"
-    usage = "Cname n+ n- value [IC=across] | Cname n+ 0 m=|J=|C=value [IC=across]"
+    usage = ("Cname n+ n- value [m=copies] [IC=across] | "
+             "Cname n+ 0 m=|J=|C=value [IC=across]")
     letter = "C"
     role = Role.ACROSS_STORE
 
@@ -340,14 +355,18 @@ class Capacitor(Passive):
 
     def stamp(self, s) -> None:
         a, b = self.nodes
-        s.C.conductance(a, b, self.analog(s))
+        s.C.conductance(a, b, self.capacitance(s))
+
+    def capacitance(self, s) -> Value:
+        return self.parallel(s, self.analog(s))
 
     def plain_value(self) -> float | None:
         """The capacitance of a capacitor given by a number alone (no keyword)."""
-        return self.value if type(self.value) is float and self.keyword is None else None
+        return self.value if (type(self.value) is float and self.keyword is None
+                              and self.copies == 1.0) else None
 
     def through(self, s, row) -> None:
-        row.dx.difference(*self.nodes, self.analog(s))
+        row.dx.difference(*self.nodes, self.capacitance(s))
 
 
 @dataclass(eq=False)
@@ -355,8 +374,8 @@ class Inductor(Passive):
     """A T-type element: inductor, spring, torsional spring, inertance."""
 
     prefix = "L"
-    usage = ("Lname n+ n- value [IC=through] | Lname n+ n- L=|k=|I=value [IC=through] | "
-             "Lname n+ n- model")
+    usage = ("Lname n+ n- value [m=copies] [IC=through] | "
+             "Lname n+ n- L=|k=|I=value [IC=through] | Lname n+ n- model")
     letter = "L"
     role = Role.THROUGH_STORE
 
@@ -372,4 +391,7 @@ class Inductor(Passive):
         k = s.branch(self)
         s.G.incidence(*self.nodes, k)
         s.G.across(k, *self.nodes, -1)
-        s.C.add(k, k, self.analog(s))
+        s.C.add(k, k, self.inductance(s))
+
+    def inductance(self, s) -> Value:
+        return self.parallel(s, self.analog(s))

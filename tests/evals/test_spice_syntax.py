@@ -648,6 +648,26 @@ Q2 c2 b2 0 QN
         assert np.allclose(tran[f"V({node})"], ours[f"v({node})"], rtol=1e-9)
 
 
+def test_m_beside_a_value_is_ngspices_multiplier_on_c_and_l(ngspice):
+    """``C2 c 0 1n m=2`` is two capacitors in parallel, ``L1 ... 1m m=2`` two inductors: half
+    the inductance, and the mutual inductance of one copy in a K coupling (each copy carries
+    half the current and couples to L2 by k sqrt(L1 L2)); refused before (m= alone is a
+    mass). AC against ngspice at 1 kHz, and the closed form of the first: a 1k-2n low-pass."""
+    text = """multipliers
+V1 in 0 DC 0 AC 1
+R1 in c 1k
+C2 c 0 1n m=2
+R3 in l 1k m=2
+L1 l 0 1m m=2
+L2 k 0 4m
+R4 k 0 50
+K1 L1 L2 0.5
+"""
+    assert_ac_matches(text, ngspice, ["V(c)", "V(l)", "V(k)"])
+    (ac,) = mna.run(mna.read_string(text + ".ac lin 1 1k 1k\n"))
+    assert ac["V(c)"][0] == pytest.approx(1 / (1 + 2j * np.pi * 1e3 * 1e3 * 2e-9), rel=1e-12)
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
