@@ -73,7 +73,7 @@ def step(circuit: Circuit, values: Mapping[str, Sequence[float]] | None = None,
     """
     if values is not None:
         circuit = dataclasses.replace(circuit, steps=tuple(
-            Sweep(name.lower(), name, True, None, listed=tuple(map(float, points)))
+            Sweep(name.lower(), name, "parameter", None, listed=tuple(map(float, points)))
             for name, points in values.items()))
         for sweep in circuit.steps:
             sweep.check(circuit)

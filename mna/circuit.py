@@ -79,6 +79,9 @@ class Model:
     location: SourceLocation
 
 
+TEMPERATURE = "temper"   # ngspice's name of the circuit's temperature (°C) in expressions
+
+
 @dataclass(frozen=True, eq=False)
 class Circuit:
     """A flat circuit: what elaboration hands to assembly and the analyses.
@@ -118,6 +121,18 @@ class Circuit:
         return replace(
             self, elements=(*self.elements, element),
             elements_by_key={**self.elements_by_key, element.name.lower(): element})
+
+    def replacing(self, element: Element) -> Circuit:
+        """The circuit with `element` in place of its namesake (a swept resistor)."""
+        key = element.name.lower()
+        return replace(self, elements=tuple(element if e.name.lower() == key else e
+                                            for e in self.elements),
+                       elements_by_key={**self.elements_by_key, key: element})
+
+    def at_temperature(self, temperature: float) -> Circuit:
+        """The circuit at `temperature` (°C): its ``.temp`` and ``temper``."""
+        return replace(self, options=replace(self.options, temp=temperature),
+                       parameters={**self.parameters, TEMPERATURE: temperature})
 
     def node_name(self, key: str) -> str:
         return GROUND if key == GROUND else self.nodes[key].name

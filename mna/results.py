@@ -145,8 +145,9 @@ class TableResult(Result):
         count = len(next(iter(self.columns.values())))
         names = [n for n in self.columns if n != self.independent]
         values = self.columns[self.independent]
+        unit = self.units.get(self.independent, "")
         return (f"{self.kind.upper()}: {count} points of {self.independent} from "
-                f"{values[0]:g} to {values[-1]:g} {self.units.get(self.independent, '')}; "
+                f"{values[0]:g} to {values[-1]:g}{' ' + unit if unit else ''}; "
                 f"outputs {', '.join(names)}")
 
 

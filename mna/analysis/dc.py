@@ -21,13 +21,14 @@ from mna.results import TableResult
 
 
 def dc_sweep(request, circuit) -> TableResult:
-    """``.dc``: the outputs at every point of one or two swept sources or parameters."""
+    """``.dc``: the outputs at every point of one or two swept sources, parameters,
+    resistors or the temperature."""
     check_dc_topology(circuit)
     # SPICE's first sweep is the inner loop; the outer one leads the table like a .step.
     order = request.sweeps[::-1]
     points = list(itertools.product(*(s.values() for s in order)))
     system = assemble(circuit)
-    if system.is_linear and not any(s.is_parameter for s in request.sweeps):
+    if system.is_linear and all(s.is_source for s in request.sweeps):
         u = np.tile(system.dc_inputs()[:, None], (1, len(points)))
         for position, sweep in enumerate(order):
             u[system.input_index(sweep.name)] = [p[position] for p in points]
@@ -56,14 +57,18 @@ def dc_sweep(request, circuit) -> TableResult:
 
 def _solve_point(circuit, equations, values: dict[Sweep, float], x0, continued: bool):
     """Outputs and unknowns at one point, Newton starting from the previous point (`x0`,
-    its solution where `continued`)."""
-    overrides = {s.name: v for s, v in values.items() if s.is_parameter}
-    if overrides:
-        equations = Equations(assemble(circuit, overrides), circuit.options)
+    its solution where `continued`); a point that varies more than sources is assembled
+    anew."""
+    varied = circuit
+    for sweep, value in values.items():
+        if not sweep.is_source:
+            varied = sweep.applied(varied, value)
+    if varied is not circuit:
+        equations = Equations(assemble(varied), varied.options)
     system = equations.system
     u = system.dc_inputs()
     for sweep, value in values.items():
-        if not sweep.is_parameter:
+        if sweep.is_source:
             u[system.input_index(sweep.name)] = value
     x = dc_solution(equations, u, x0, continued)
     return system.outputs_of(x, u), x

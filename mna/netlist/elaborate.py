@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
 
-from mna.circuit import OPTION_CHOICES, Circuit, Model, Node, Options
+from mna.circuit import OPTION_CHOICES, TEMPERATURE, Circuit, Model, Node, Options
 from mna.diagnostics import Graph, check_source_topology
 from mna.domains import Domain
 from mna.elements import Element
@@ -79,7 +79,6 @@ UNSUPPORTED_ELEMENTS = {"A": "XSPICE code-model devices", "T": "lossless transmi
 OPTION_ALIASES = {"itl1": "maxiter", "itl4": "tranmaxiter", "gear": "gear2",
                   "trapezoidal": "trap"}
 BLOCKS = (".if", ".elseif", ".else", ".endif")
-TEMPERATURE = "temper"   # ngspice's name of the circuit's temperature (°C) in expressions
 # names a parameter may not take, and what they are
 RESERVED = {"time": "the simulation time", TEMPERATURE: "the circuit's temperature"}
 MAX_NESTING = 50                 # levels of subcircuit instances
@@ -361,8 +360,9 @@ class _Elaborator:
         varied = {step.name: ".step varies it" for step in circuit.steps if step.is_parameter}
         for analysis in circuit.analyses:
             if isinstance(analysis, DcSweep):
-                varied.update((sweep.name, ".dc varies it") for sweep in analysis.sweeps
-                              if sweep.is_parameter)
+                varied.update((TEMPERATURE if sweep.kind == "temperature" else sweep.name,
+                               ".dc varies it") for sweep in analysis.sweeps
+                              if sweep.kind in ("parameter", "temperature"))
         if circuit.montecarlo is not None:
             varied.update((name, ".mc draws it") for name in self.random.parameters)
         for expression, location in self.conditions:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from mna.elements.diode import CELSIUS
+from mna.elements.passive import Resistor
 from mna.elements.sources import AcrossSource
 from mna.errors import NetlistError
 from mna.expr import Value, parse_expression
@@ -72,35 +74,54 @@ def frequency_count(kind: str, points: int, start: float, stop: float,
     return _count(points * (math.log(stop) - math.log(start)) / math.log(base) + 1e-9)
 
 
+SWEPT_KINDS = ("source", "parameter", "temperature", "resistor")
+
+
 @dataclass(frozen=True)
 class Sweep:
-    """A swept variable of ``.dc`` or ``.step``: an independent source's DC value or a
-    top-level parameter, over ``start, start+step, ... stop`` or a list of values."""
+    """A swept variable of ``.dc`` or ``.step``: an independent source's DC value, a
+    top-level parameter, or (``.dc``, as ngspice's) the circuit's temperature ``TEMP`` or a
+    resistor's value, over ``start, start+step, ... stop`` or a list of values."""
 
-    name: str                   # the source's name in scope, or the parameter's key
+    name: str                   # the element's name in scope, the parameter's key, or "temp"
     label: str                  # as written: the column name
-    is_parameter: bool
+    kind: str                   # one of SWEPT_KINDS
     location: SourceLocation
     limits: tuple[float, float, float] = (0.0, 0.0, 1.0)
     listed: tuple[float, ...] | None = None
 
     @classmethod
     def read(cls, reader: FieldReader, is_parameter: bool) -> Sweep:
-        """``NAME start stop step`` or ``NAME list v1 v2 ...`` from `reader`."""
+        """``NAME start stop step`` or ``NAME list v1 v2 ...`` from `reader`: a parameter's
+        name, or else a source's, a resistor's (by its letter) or ``TEMP``."""
         name = reader.word("parameter name" if is_parameter else "source name")
         location = reader.place()
-        key = name.lower() if is_parameter else reader.scope.name(name)
+        if is_parameter:
+            key, kind = name.lower(), "parameter"
+        elif name.lower() == "temp":
+            key, kind = "temp", "temperature"
+        else:
+            key = reader.scope.name(name)
+            kind = "resistor" if name[0] in "rR" else "source"
         if reader.keyword("list"):
             values = [reader.value("value")]
             while reader.remaining():
                 values.append(reader.value("value"))
-            return cls(key, name, is_parameter, location,
+            return cls(key, name, kind, location,
                        listed=tuple(_number(reader, v, location) for v in values))
         start, stop, step = (_number(reader, reader.value(what), location)
                              for what in ("start", "stop", "step"))
         if step == 0 or (stop != start and (stop > start) != (step > 0)):   # signs: no underflow
             reader.fail(f"step {step:g} does not lead from {start:g} to {stop:g}", location)
-        return cls(key, name, is_parameter, location, limits=(start, stop, step))
+        return cls(key, name, kind, location, limits=(start, stop, step))
+
+    @property
+    def is_parameter(self) -> bool:
+        return self.kind == "parameter"
+
+    @property
+    def is_source(self) -> bool:
+        return self.kind == "source"
 
     @property
     def count(self) -> float:
@@ -120,19 +141,37 @@ class Sweep:
         if self.is_parameter:
             if self.name not in circuit.parameter_names:   # temper is the devices' too
                 raise NetlistError(f"undefined parameter '{self.label}'" + (
-                    " (temper is the circuit's temperature: .temp sets it)"
+                    " (temper is the circuit's temperature: .dc TEMP sweeps it)"
                     if self.name == "temper" else ""), self.location)
+        elif self.kind == "temperature":
+            if min(self.values()) <= -CELSIUS:
+                raise NetlistError(f"the temperature must stay above {-CELSIUS:g} °C",
+                                   self.location)
+        elif self.kind == "resistor":
+            if not isinstance(circuit.elements_by_key.get(self.name.lower()), Resistor):
+                raise NetlistError(f"'{self.label}' is not a resistor of the circuit (one "
+                                   "whose value is a number or a parameter's)", self.location)
         else:
             circuit.source(self.name, self.location)
 
+    def applied(self, circuit: Circuit, value: float) -> Circuit:
+        """`circuit` with this variable (not a source) at `value`."""
+        if self.is_parameter:
+            return dataclasses.replace(circuit, parameters={**circuit.parameters,
+                                                            self.name: value})
+        if self.kind == "temperature":
+            return circuit.at_temperature(value)
+        element = circuit.elements_by_key[self.name.lower()]
+        return circuit.replacing(dataclasses.replace(element, value=value))
+
     def column(self, circuit: Circuit) -> str:
-        return self.label if self.is_parameter else circuit.elements_by_key[
-            self.name.lower()].name
+        return self.label if self.kind in ("parameter", "temperature") else (
+            circuit.elements_by_key[self.name.lower()].name)
 
     def unit(self, circuit: Circuit) -> str:
-        if self.is_parameter:
-            return ""
-        return circuit.source(self.name, self.location).input_unit(circuit.domain_of)
+        if self.is_source:
+            return circuit.source(self.name, self.location).input_unit(circuit.domain_of)
+        return {"parameter": "", "temperature": "°C", "resistor": ""}[self.kind]
 
 
 def _number(reader: FieldReader, value: Value, location: SourceLocation) -> float:
@@ -198,7 +237,8 @@ class OperatingPoint(Request):
 @dataclass(frozen=True)
 class DcSweep(Request):
     card = ".dc"
-    usage = ".dc SRC start stop step [SRC2 start2 stop2 step2] | .dc param NAME start stop step"
+    usage = (".dc SRC start stop step [SRC2 start2 stop2 step2] | .dc param NAME start stop "
+             "step | .dc TEMP start stop step | .dc Rname start stop step")
     runner = "mna.analysis.dc:dc_sweep"
 
     sweeps: tuple[Sweep, ...]

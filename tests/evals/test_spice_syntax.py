@@ -668,6 +668,46 @@ K1 L1 L2 0.5
     assert ac["V(c)"][0] == pytest.approx(1 / (1 + 2j * np.pi * 1e3 * 1e3 * 2e-9), rel=1e-12)
 
 
+@pytest.mark.parametrize("sweep", [".dc TEMP -40 125 15", ".dc R2 500 2k 250",
+                                   ".dc R2 500 2k 500 TEMP 0 100 50"])
+def test_dc_sweeps_of_the_temperature_and_of_a_resistor(ngspice, sweep):
+    """ngspice's .dc TEMP (diode and BJT parameters, a resistor's tc1 and tc2) and .dc of a
+    resistor's value, alone and nested, against ngspice at tight tolerances; refused before
+    ("'TEMP' is not an independent source")."""
+    text = f"""sweeps
+.model D1 D(IS=1e-14 N=1.2 EG=1.11 XTI=3 RS=10)
+.model QN NPN(IS=1e-16 BF=100 XTB=1.5)
+I1 0 a 1m
+D1 a 0 D1
+V2 b 0 5
+R1 b c 1k tc1=1e-3 tc2=1e-6
+R2 c 0 1k
+VB bb 0 0.7
+RB bb base 10k
+RC b col 1k
+Q1 col base 0 QN
+.options reltol=1e-9 vntol=1e-13 abstol=1e-17
+{sweep}
+"""
+    result = assert_dc_matches(text, ngspice, ["a", "c", "col"], atol=1e-10)
+    rise = result["TEMP"] - 27 if "TEMP" in result.columns else 0.0
+    r1 = 1e3 * (1 + 1e-3 * rise + 1e-6 * rise**2)
+    r2 = result["R2"] if "R2" in result.columns else 1e3
+    assert np.allclose(result["V(c)"], 5 * r2 / (r1 + r2), rtol=1e-12)
+    if "TEMP" in result.columns:
+        assert result.units["TEMP"] == "°C"
+
+
+@pytest.mark.parametrize(("sweep", "message"), [
+    (".dc TEMP -300 0 10", "the temperature must stay above -273.15"),
+    (".dc C1 1n 2n 1n", "'C1' is not an independent source"),
+    (".dc R9 1 2 1", "'R9' is not a resistor"),
+])
+def test_dc_sweeps_refuse_what_they_cannot_vary(sweep, message):
+    with pytest.raises(mna.NetlistError, match=message):
+        mna.read_string(f"bad\nV1 a 0 1\nR1 a b 1k\nC1 b 0 1n\n{sweep}\n")
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
