@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
@@ -112,6 +113,12 @@ class Circuit:
     fouriers: tuple[Fourier, ...] = ()
     saves: tuple[OutputName, ...] = ()
     elements_by_key: dict[str, Element] = field(default_factory=dict)
+
+    @property
+    def repeats(self) -> float:
+        """How many times each analysis runs: at every ``.step`` point, each ``.mc`` sample."""
+        return math.prod(step.count for step in self.steps) * (
+            self.montecarlo.count if self.montecarlo is not None else 1)
 
     def domain_of(self, key: str) -> Domain:
         return self.nodes[key].domain

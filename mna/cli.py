@@ -287,12 +287,15 @@ def _run(circuit, args) -> int:
 @contextmanager
 def _staged(output: Path | None) -> Iterator[Path | None]:
     """A folder inside `output` for the run's files, which are moved into `output` once all
-    are written, and removed otherwise: a failed run leaves none of its files."""
+    are written, and removed otherwise: a failed run leaves none of its files (nor the
+    folder `output`, where it made it)."""
     if output is None:
         yield None
         return
+    made = not output.exists()
     output.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".mna-", suffix=".part", dir=output))
+    written = False
     try:
         yield staging
         names = sorted(path.name for path in staging.iterdir())
@@ -302,6 +305,7 @@ def _staged(output: Path | None) -> Iterator[Path | None]:
                               str(output / name))
         for name in names:
             os.replace(staging / name, output / name)
+        written = True
     except OSError as error:
         if error.filename is None:   # not a file's: a pool's or a connection's
             raise
@@ -309,6 +313,8 @@ def _staged(output: Path | None) -> Iterator[Path | None]:
                           f"{error.strerror}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if made and not written:
+            shutil.rmtree(output, ignore_errors=True)
 
 
 def _run_samples(circuit, args) -> int:

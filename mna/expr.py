@@ -575,7 +575,7 @@ def parse_expression(text: str, location: SourceLocation, *, time: bool = False,
 
     >>> from mna.netlist.model import SourceLocation
     >>> parse_expression("2^3^2 + (1 < 2)", SourceLocation("x.net", 1, 1)).evaluate({})
-    513.0
+    65.0
     """
     return _Parser(text, location, time, probes, functions or {}, condition).parse()
 
@@ -681,14 +681,27 @@ class _Parser:
         self.power()
 
     def power(self) -> None:
+        """Powers left to right, as ngspice's: ``2^3^2`` is ``(2^3)^2``, 64."""
         self.primary()
-        kind, text, offset = self.peek()
-        if kind == "op" and text in ("^", "**"):
-            self.take()
+        while (following := self.peek())[0] == "op" and following[1] in ("^", "**"):
+            _, _, offset = self.take()
             self.nested(offset)
-            self.binary(UNARY_PRECEDENCE)   # right-associative, and 2^-1 is 0.5
+            self.exponent()
             self.depth -= 1
             self.emit("apply", "^", offset)
+
+    def exponent(self) -> None:
+        """A power's exponent: a primary after any signs (``2^-1`` is 0.5)."""
+        kind, text, offset = self.peek()
+        if kind == "op" and text in ("-", "+", "!"):
+            self.take()
+            self.nested(offset)
+            self.exponent()
+            self.depth -= 1
+            if text != "+":
+                self.emit("apply", "neg" if text == "-" else "!", offset)
+            return
+        self.primary()
 
     def primary(self) -> None:
         kind, text, offset = self.take()

@@ -23,7 +23,7 @@ from mna.analysis import part_of
 from mna.assembly import NumericBackend
 from mna.errors import NetlistError
 from mna.expr import Expression, Value
-from mna.netlist.requests import Crossing, Measure
+from mna.netlist.requests import Crossing, Fourier, Measure
 from mna.results import Result
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ def measurements(circuit, results: list[Result]) -> MeasureResult:
         table = _table(results, "tran", ".four", fourier.location)
         for output in fourier.outputs:
             label = circuit.label(output)
-            for name, value in _harmonics(table, label, fourier.frequency):
+            for name, value in _harmonics(table, label, fourier):
                 names.append(f"{label}:{name}")
                 values.append(value)
                 units.append("deg" if "phase" in name else "%" if name == "thd" else
@@ -220,14 +220,15 @@ def _unit(circuit, measure: Measure, table) -> str:
     return unit
 
 
-def _harmonics(table, label: str, frequency: float) -> list[tuple[str, float]]:
+def _harmonics(table, label: str, fourier: Fourier) -> list[tuple[str, float]]:
     """ngspice's Fourier analysis: the last period sampled evenly, its DC component, the
     magnitude and phase of the harmonics 1 to 9 (normalised to the fundamental's) and the
     total harmonic distortion in percent."""
     t = _axis(table)
-    period = 1 / frequency
+    period = 1 / fourier.frequency
     if t[-1] - t[0] < period * (1 - 1e-9):
-        raise NetlistError(f".four: the transient is shorter than a period of {frequency:g} Hz")
+        raise NetlistError(f".four: the transient is shorter than a period of "
+                           f"{fourier.frequency:g} Hz", fourier.location)
     grid = t[-1] - period + period * np.arange(FOURIER_POINTS) / FOURIER_POINTS
     samples = np.interp(grid, t, np.asarray(table[label], float))
     spectrum = np.fft.rfft(samples) / FOURIER_POINTS

@@ -167,7 +167,7 @@ def run_stepped(circuit: Circuit, workers: int | None = None,
             card = circuit.steps[0] if circuit.steps else circuit.montecarlo
             check_count(rows * len(plan.points()),
                         f"{'.step' if circuit.steps else '.mc'} (the rows of all its tables)",
-                        circuit, card.location)
+                        circuit, card.location, per_point=False)
         points.append(leading)
         runs.append(results)
 

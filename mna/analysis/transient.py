@@ -211,7 +211,8 @@ def _breakpoints(system, tstep: float, tstop: float, circuit, location) -> np.nd
     """The sources' corners, each a point of the run: refused beyond ``maxpoints``."""
     waves = [s.waveform for s in system.inputs if s.waveform is not None]
     check_count(sum(wave.corner_count(tstep, tstop) for wave in waves),
-                ".tran (the corners of the sources' waveforms)", circuit, location)
+                ".tran (the corners of the sources' waveforms)", circuit, location,
+                per_point=False)
     found = [wave.breakpoints(tstep, tstop) for wave in waves]
     return np.unique(np.concatenate(found)) if found else np.empty(0)
 

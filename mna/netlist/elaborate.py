@@ -40,6 +40,7 @@ from mna.netlist.requests import (
     Request,
     Sweep,
     check_count,
+    check_distinct,
     read_step,
 )
 from mna.units import read_number
@@ -170,15 +171,17 @@ class _Elaborator:
         measured = [o for m in (*self.measures, *self.fouriers) for o in m.outputs]
         for output in (*self.saves, *self.initial, *self.nodeset, *measured):
             circuit.check_output(output)
-        for request in (*self.analyses, *self.steps):
-            request.check(circuit)
+        for step in self.steps:
+            step.check(circuit)
+        check_distinct(self.steps)
         if self.steps:
             check_count(math.prod(step.count for step in self.steps), ".step", circuit,
-                        self.steps[0].location)
+                        self.steps[0].location, per_point=False)
         if self.montecarlo is not None:   # every step point runs every sample
-            check_count(math.prod(step.count for step in self.steps) * self.montecarlo.count,
-                        ".mc" if not self.steps else ".mc at every .step point", circuit,
-                        self.montecarlo.location)
+            check_count(circuit.repeats, ".mc" if not self.steps else ".mc at every .step "
+                        "point", circuit, self.montecarlo.location, per_point=False)
+        for request in self.analyses:   # each of its points at every .step and .mc point
+            request.check(circuit)
         self._check_conditions(circuit)
         check_source_topology(circuit)
         return circuit
@@ -342,8 +345,18 @@ class _Elaborator:
         return expression.evaluate(self.nominal) != 0
 
     def _check_measure_expressions(self) -> None:
-        """A ``.meas`` value (``PARAM='expr'``, ``VAL=``, ``AT=`` ...) reads parameters and
-        the measurements before it."""
+        """A ``.meas`` measures an analysis the netlist has (``.four`` a ``.tran``), and its
+        values (``PARAM='expr'``, ``VAL=``, ``AT=`` ...) read parameters and the measurements
+        before it."""
+        analyses = {request.card[1:] for request in self.analyses}
+        for measure in self.measures:
+            if measure.expression is None and measure.analysis not in analyses:
+                raise NetlistError(f".meas {measure.name}: the netlist has no "
+                                   f".{measure.analysis} analysis to measure", measure.location)
+        for fourier in self.fouriers:
+            if "tran" not in analyses:
+                raise NetlistError(".four: the netlist has no .tran analysis to measure",
+                                   fourier.location)
         known = {*self.parameter_names, TEMPERATURE}
         for measure in self.measures:
             names = [item for value in measure.values() if isinstance(value, Expression)

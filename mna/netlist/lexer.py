@@ -205,6 +205,10 @@ class _FileLines:
                 pending = [(raw, location, start)]
         if skipping is not None and skipping[0] == "control":
             raise NetlistError(".control block has no .endc", skipping[1])
+        if skipping is not None:   # a section never closed: what follows it was never read
+            raise NetlistError(".lib NAME opens a library section, and no .endl closes it (a "
+                               "section of a file: .lib FILE SECTION; a whole file: .include "
+                               "FILE)", skipping[1])
         if section is not None and not inside:
             raise NetlistError(f"no section '.lib {section}' in {self.filename}",
                                self._place(1, self.physical[0] if self.physical else "", 1))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -48,12 +48,21 @@ class Request:
         """Refuse, located, what the elaborated circuit cannot serve."""
 
 
-def check_count(count: float, what: str, circuit: Circuit, location: SourceLocation | None):
-    """Refuse a table of more rows than ``.options maxpoints`` before anything is made."""
+def check_count(count: float, what: str, circuit: Circuit, location: SourceLocation | None,
+                per_point: bool = True):
+    """Refuse a table of more rows than ``.options maxpoints`` before anything is made:
+    `count` rows of an analysis at each ``.step`` point and ``.mc`` sample (`per_point`), or
+    of the whole run."""
     limit = circuit.options.maxpoints
-    if not count <= limit:
-        raise NetlistError(f"{what} asks for {count:.4g} points, more than maxpoints={limit} "
-                           "(raise it with .options maxpoints=N)", location)
+    repeats = circuit.repeats if per_point else 1
+    if not count * repeats <= limit:
+        runs = " and ".join(what for what, given in ((".step points", circuit.steps),
+                                                     (".mc samples", circuit.montecarlo))
+                            if given)
+        each = (f" at each of {repeats:.4g} {runs} ({count * repeats:.4g} in all)"
+                if repeats > 1 else "")
+        raise NetlistError(f"{what} asks for {count:.4g} points{each}, more than "
+                           f"maxpoints={limit} (raise it with .options maxpoints=N)", location)
 
 
 def _count(intervals: float) -> float:
@@ -180,6 +189,16 @@ def _number(reader: FieldReader, value: Value, location: SourceLocation) -> floa
     return value
 
 
+def check_distinct(sweeps: Sequence[Sweep]) -> None:
+    """Refuse a variable swept twice (by two .step cards, a .step and a .dc, or in one .dc):
+    one sweep's values would replace the other's."""
+    seen = set()
+    for sweep in sweeps:
+        if (sweep.kind, sweep.name) in seen:
+            raise NetlistError(f"'{sweep.label}' is swept twice", sweep.location)
+        seen.add((sweep.kind, sweep.name))
+
+
 def read_step(reader: FieldReader) -> Sweep:
     """``.step param NAME start stop step | .step param NAME list v1 v2 ...``."""
     if reader.keyword("param") is None:
@@ -257,6 +276,7 @@ class DcSweep(Request):
     def check(self, circuit):
         for sweep in self.sweeps:
             sweep.check(circuit)
+        check_distinct((*circuit.steps, *self.sweeps))
         check_count(math.prod(s.count for s in self.sweeps), ".dc", circuit,
                     self.sweeps[0].location)
 

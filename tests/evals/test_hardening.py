@@ -52,7 +52,7 @@ def test_letters_after_a_scale_suffix_that_are_no_unit_are_warned_about(caplog):
 
 # -- hangs and memory ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, column", [("{10**10**10}", 11), ("{9**9**9}", 10),
+@pytest.mark.parametrize("value, column", [("{10**(10**10)}", 11), ("{9**(9**9)}", 10),
                                            ("{pow(1749990,1749990)}", 9)])
 def test_numbers_that_would_grow_without_bound_overflow_at_their_place(value, column):
     error = error_of(f"t\nV1 a 0 1\nR1 a 0 {value}\n")
@@ -88,6 +88,8 @@ def test_a_named_pipe_is_refused_before_it_is_opened(tmp_path):
     (".step param r 1 2 1e-12\n.op", ".step asks for 1e+12 points"),
     (".mc 1e12\n.op", ".mc asks for 1e+12 points"),
     (".mc 1e7\n.step param r list 1 2\n.op", ".mc at every .step point asks for 2e+07 points"),
+    (".dc V1 0 1 1e-6\n.step param r 1 20 1",   # each point's table within maxpoints
+     ".dc asks for 1e+06 points at each of 20 .step points (2e+07 in all)"),
 ])
 def test_too_many_points_are_refused_before_anything_is_made(card, what):
     error = error_of(f"t\n.param r=1\nV1 a 0 1 AC 1\nR1 a 0 {{r}}\n{card}\n")
@@ -262,7 +264,7 @@ def test_an_include_from_elsewhere_reads_and_a_foreign_file_is_never_shown(tmp_p
 
 @pytest.mark.parametrize("expression, message, column", [
     ("(-8)**(1/3)*V(a)", "-8 ^ 0.333333 is not a real number", 15),
-    ("9**9**9*V(a)", "9 ^ 3.8742e+08 overflows", 12),
+    ("9**(9**9)*V(a)", "9 ^ 3.8742e+08 overflows", 12),
     ("sqrt(-1)+V(a)", "sqrt(-1) is not a real number", 11),
 ])
 def test_constants_in_behavioural_sources_are_computed_as_everywhere(expression, message,
@@ -300,12 +302,32 @@ def test_a_resistance_that_a_parameter_makes_zero_is_an_error_at_the_resistor(
      "a second waveform", 31),
     ("t\nV1 a 0 PULSE(0 1 0 1n 1n -1 2)\nR1 a 0 1\n.tran 1m 10m\n",
      "PULSE times must not be negative: pw = -1", 8),
+    ("t\nV1 a 0 1\nR1 a 0 1k\n.op\n.lib parts.lib\nR2 a 0 1k\n.end\n",
+     ".lib NAME opens a library section, and no .endl closes it", 1),
+    ("t\n.param p=1k\nV1 a 0 1\nR1 a 0 {p}\n.step param p list 1k 2k\n"
+     ".step param p list 3k 4k\n.op\n", "'p' is swept twice", 13),
+    ("t\n.param p=1k\nV1 a 0 1\nR1 a 0 {p}\n.step param p list 5 6\n"
+     ".dc param p 1k 2k 1k\n", "'p' is swept twice", 11),
+    ("t\nV1 a 0 1\nR1 a 0 1k\n.dc V1 0 1 0.5 V1 0 2 1\n", "'V1' is swept twice", 16),
 ])
 def test_what_would_be_silently_dropped_or_merged_is_refused(text, message, column):
     # each ran before: the second port floated, the second argument or waveform or the
-    # .else branch was dropped, {time} read 0 at the operating point
+    # .else branch was dropped, {time} read 0 at the operating point, the lines after an
+    # unclosed .lib section were skipped, a variable's later sweep replaced its earlier one
     error = error_of(text)
     assert message in error.message and error.location.column == column
+
+
+@pytest.mark.parametrize(("cards", "message", "line"), [
+    (".tran 1u 2u\n.four 1k V(a)\n", ".four: the transient is shorter than a period", 5),
+    (".op\n.four 1k V(a)\n", ".four: the netlist has no .tran analysis", 5),
+    (".op\n.meas ac x max V(a)\n.mc 20 seed=1\n", ".meas x: the netlist has no .ac", 5),
+])
+def test_measurements_of_what_is_not_there_are_located(cards, message, line):
+    # .four's error had no place; a .meas of a missing analysis failed every .mc sample
+    # (exit 3) instead of the netlist
+    error = error_of(f"t\nV1 a 0 1\nR1 a 0 1k\n{cards}")
+    assert message in error.message and error.location.line == line
 
 
 def test_sources_whose_corners_exceed_maxpoints_are_refused_before_they_are_made():
@@ -338,7 +360,7 @@ def test_a_write_that_fails_leaves_no_file_of_the_run(cards, tmp_path, monkeypat
     out = tmp_path / "out"
     assert main(["run", str(netlist), "-o", str(out), "-q", "--workers", "1"]) == 2
     assert "No space left on device" in capsys.readouterr().err
-    assert list(out.iterdir()) == []    # neither op.csv nor a part of tran.csv
+    assert not out.exists()    # neither op.csv nor a part of tran.csv, nor the folder made
 
 
 def test_a_folder_in_the_way_of_a_result_leaves_no_file_of_the_run(tmp_path, capsys):
@@ -426,8 +448,11 @@ def test_the_rows_of_a_stepped_run_are_counted_against_maxpoints():
     # each point's table within maxpoints, their stack in memory not
     text = ("t\n.param p=1\nV1 a 0 PULSE(0 1 0 1n 1n 1 2)\nR1 a b {p}\nC1 b 0 1\n"
             ".step param p 1 10 1\n.options maxpoints=100 stepcontrol=fixed workers=1\n"
-            ".tran 1 20\n")
-    error = error_of(text)
-    assert ".step (the rows of all its tables) asks for 210 points" in error.message
+            ".tran 1 20\n.op\n")
+    error = error_of(text)   # each point's 20 (fixed steps) at every one of the 10
+    assert ".tran asks for 20 points at each of 10 .step points (200 in all)" in error.message
+    assert place(error) == (8, 1)
+    error = error_of(text.replace("maxpoints=100", "maxpoints=215"))   # 21 + 3 rows each
+    assert ".step (the rows of all its tables) asks for 240 points" in error.message
     assert place(error) == (6, 13)
-    assert mna.run(mna.read_string(text.replace("maxpoints=100", "maxpoints=210")))
+    assert mna.run(mna.read_string(text.replace("maxpoints=100", "maxpoints=240")))

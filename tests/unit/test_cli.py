@@ -187,9 +187,11 @@ def test_failed_write_leaves_nothing_half_written(divider, tmp_path, monkeypatch
 
     monkeypatch.setitem(mna.writers.WRITERS, "csv", mna.writers.Writer("csv", broken))
     assert status(["run", str(divider), "-o", str(out)]) == 4   # an internal error
-    names = sorted(p.name for p in out.iterdir())
-    assert "dc.csv" not in names
-    assert not [n for n in names if n.endswith(".part")]
+    assert not out.exists()   # nor the folder it made
+    out.mkdir()
+    (out / "mine.txt").write_text("kept")
+    assert status(["run", str(divider), "-o", str(out)]) == 4
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]   # a folder given is kept
 
 
 def test_failing_sweep_names_the_sweep_point(tmp_path, capsys):
