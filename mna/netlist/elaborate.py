@@ -109,6 +109,7 @@ class _Elaborator:
     def __init__(self, netlist: Netlist):
         self.netlist = netlist
         self.subcircuits: dict[str, Subcircuit] = {}
+        self._made: dict[int, float] = {}   # `_elements_made` by definition (its id)
         self.expanding: list[Mapping[str, Subcircuit]] = []   # the local definitions in reach
         self.nodes: dict[str, Node] = {}   # electrical until `_domains` places them
         self.elements: list[Element] = []
@@ -499,6 +500,10 @@ class _Elaborator:
         if depth > MAX_NESTING:
             raise NetlistError(f"subcircuits nested more than {MAX_NESTING} levels deep at "
                                f"'{sub.name}' (one that instantiates itself?)", card.location)
+        if depth == 0 and len(self.elements) + (size := self._elements_made(sub)) > MAX_ELEMENTS:
+            raise NetlistError(f"{card.head} would make some {size:.3g} elements, more than "
+                               f"{MAX_ELEMENTS} (subcircuits that each instantiate the next "
+                               "twice, over and over?)", card.location)
         reader = self._reader(card, scope, usage)
         node_map = {}
         for port, (index, word) in zip(sub.ports, connections):
@@ -541,6 +546,31 @@ class _Elaborator:
         self.expanding.append(sub.local)
         self._cards(body, inner, depth + 1)
         self.expanding.pop()
+
+    def _elements_made(self, sub: Subcircuit, outer: tuple[Subcircuit, ...] = ()) -> float:
+        """About how many elements an instance of `sub` makes (within the subcircuits
+        `outer`), before any is made: its element cards (every branch of a .if) and its
+        instances' recursively, each definition counted once; an instance of one of `outer`
+        or of an unknown name counts none (the nesting limit, or the instance, refuses it)."""
+        if (made := self._made.get(id(sub))) is not None:
+            return made
+        inside = (*outer, sub)
+        total = 0.0
+        for card in sub.body:
+            if card.key.startswith("."):
+                continue
+            if card.key[0] != "x":
+                total += 1
+                continue
+            names = [f.lower() for f in card.fields
+                     if isinstance(f, str) and f.lower() != "params:"]
+            found = next((definitions[names[-1]] for definitions in (
+                *(within.local for within in reversed(inside)), self.subcircuits)
+                if names and names[-1] in definitions), None)
+            if found is not None and all(found is not within for within in inside):
+                total += self._elements_made(found, inside)
+        self._made[id(sub)] = total
+        return total
 
     def _local_parameters(self, card: Card, scope: Scope, given: set[str]) -> Scope:
         """A ``.param`` card inside a subcircuit: values in the instance's scope, but for

@@ -393,6 +393,29 @@ def test_subcircuits_that_multiply_are_stopped_at_an_element_count(monkeypatch):
     assert "more than 1000 elements" in error.message
 
 
+def test_subcircuits_that_multiply_are_refused_before_they_are_expanded(monkeypatch):
+    """Forty levels of two instances each make 2^40 resistors: counted before the top
+    instance expands, they are refused at once (the element cap was reached after 59 s and
+    2.7 GB). The count goes through local subcircuits: 99 instances of ten resistors stay
+    within a cap of 1000, 101 do not."""
+    import mna.netlist.elaborate as elaborate
+
+    levels = "".join(f".subckt s{k} a b\nX1 a m s{k + 1}\nX2 m b s{k + 1}\n.ends\n"
+                     for k in range(40))
+    error = error_of(f"t\n{levels}.subckt s40 a b\nR1 a b 1\n.ends\nV1 a 0 1\nX1 a 0 s0\n.op\n")
+    assert "X1 would make some 1.1e+12 elements, more than 2000000" in error.message
+    monkeypatch.setattr(elaborate, "MAX_ELEMENTS", 1000)
+    ten = "".join(f"R{k} a 0 1k\n" for k in range(10))
+    for count, refused in ((99, False), (101, True)):
+        body = "".join(f"X{k} a inner\n" for k in range(count))
+        text = (f"t\n.subckt outer a\n.subckt inner a\n{ten}.ends\n{body}.ends\nV1 a 0 1\n"
+                "X1 a outer\n.op\n")
+        if refused:
+            assert f"would make some {10 * count}" in error_of(text).message
+        else:
+            assert len(mna.read_string(text).elements) == 10 * count + 1
+
+
 def test_nesting_beyond_the_limit_says_so():
     chain = "".join(f".subckt s{k} a\nX1 a s{k + 1}\n.ends\n" for k in range(60))
     error = error_of(f"t\n{chain}.subckt s60 a\nR1 a 0 1\n.ends\nV1 a 0 1\nX1 a s0\n.op\n")
