@@ -501,7 +501,7 @@ class _Elaborator:
             raise NetlistError(f"subcircuits nested more than {MAX_NESTING} levels deep at "
                                f"'{sub.name}' (one that instantiates itself?)", card.location)
         if depth == 0 and len(self.elements) + (size := self._elements_made(sub)) > MAX_ELEMENTS:
-            raise NetlistError(f"{card.head} would make some {size:.3g} elements, more than "
+            raise NetlistError(f"{card.head} would make some {size:.4g} elements, more than "
                                f"{MAX_ELEMENTS} (subcircuits that each instantiate the next "
                                "twice, over and over?)", card.location)
         reader = self._reader(card, scope, usage)

@@ -390,7 +390,9 @@ def test_subcircuits_that_multiply_are_stopped_at_an_element_count(monkeypatch):
     monkeypatch.setattr(elaborate, "MAX_ELEMENTS", 1000)   # 2 million in earnest
     levels = "".join(f".subckt s{k} a\nX1 a s{k + 1}\nX2 a s{k + 1}\n.ends\n" for k in range(30))
     error = error_of(f"t\n{levels}.subckt s30 a\nR1 a 0 1\n.ends\nV1 a 0 1\nX1 a s0\n.op\n")
-    assert "more than 1000 elements" in error.message
+    assert "would make some 1.074e+09 elements, more than 1000" in error.message
+    flat = "".join(f"R{k} a 0 1\n" for k in range(1001))   # counted as they are read
+    assert "more than 1000 elements" in error_of(f"t\nV1 a 0 1\n{flat}.op\n").message
 
 
 def test_subcircuits_that_multiply_are_refused_before_they_are_expanded(monkeypatch):
