@@ -594,9 +594,12 @@ class _Elaborator:
         fields = {f.name: f for f in dataclasses.fields(Options)}
         changes = {}
         for index, item in enumerate(card.fields):
-            if isinstance(item, str) and item.lower() in fields and fields[
-                    item.lower()].type == "bool":
-                changes[item.lower()] = True     # a flag, as ngspice writes some
+            key = OPTION_ALIASES.get(item.lower(), item.lower()) if isinstance(item, str) else ""
+            if key in fields and fields[key].type == "bool":
+                changes[key] = True     # a flag, as ngspice writes some
+            elif key in fields:
+                raise NetlistError(f"option '{item}' needs a value: {item}=value",
+                                   card.place(index))
             else:
                 log.warning("%s: option '%s' is not used by mna; ignored", card.place(index),
                             field_text(item))

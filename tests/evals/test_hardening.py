@@ -309,6 +309,8 @@ def test_a_resistance_that_a_parameter_makes_zero_is_an_error_at_the_resistor(
     ("t\n.param p=1k\nV1 a 0 1\nR1 a 0 {p}\n.step param p list 5 6\n"
      ".dc param p 1k 2k 1k\n", "'p' is swept twice", 11),
     ("t\nV1 a 0 1\nR1 a 0 1k\n.dc V1 0 1 0.5 V1 0 2 1\n", "'V1' is swept twice", 16),
+    ("t\nV1 a 0 1\nR1 a 0 1k\n.options reltol 1e-3\n.op\n",
+     "option 'reltol' needs a value: reltol=value", 10),
 ])
 def test_what_would_be_silently_dropped_or_merged_is_refused(text, message, column):
     # each ran before: the second port floated, the second argument or waveform or the
