@@ -97,8 +97,12 @@ class FieldReader:
         self._note_node = note_node
         self.name = scope.name(card.head)
         self.location = card.location
-        self.assigns = ({assign.name.lower(): assign for assign in card.options}
-                        if card.options else {})
+        self.assigns = {}
+        for assign in card.options:
+            key = assign.name.lower()
+            if key in self.assigns and card.key[0] != ".":   # an element's key given twice
+                raise NetlistError(f"{assign.name}= is given twice", assign.location)
+            self.assigns[key] = assign
         self.index = 0
 
     def spelled_out(self, keys: Collection[str]) -> FieldReader:

@@ -311,6 +311,7 @@ def test_a_resistance_that_a_parameter_makes_zero_is_an_error_at_the_resistor(
     ("t\nV1 a 0 1\nR1 a 0 1k\n.dc V1 0 1 0.5 V1 0 2 1\n", "'V1' is swept twice", 16),
     ("t\nV1 a 0 1\nR1 a 0 1k\n.options reltol 1e-3\n.op\n",
      "option 'reltol' needs a value: reltol=value", 10),
+    ("t\nV1 a 0 1\nR1 a 0 r=1k r=2k\n.op\n", "r= is given twice", 13),
 ])
 def test_what_would_be_silently_dropped_or_merged_is_refused(text, message, column):
     # each ran before: the second port floated, the second argument or waveform or the
