@@ -116,9 +116,9 @@ class Circuit:
 
     @property
     def repeats(self) -> float:
-        """How many times each analysis runs: at every ``.step`` point, each ``.mc`` sample."""
-        return math.prod(step.count for step in self.steps) * (
-            self.montecarlo.count if self.montecarlo is not None else 1)
+        """How many tables of each analysis a run holds together: one per ``.step`` point
+        (``.mc`` samples are written as they arrive)."""
+        return math.prod(step.count for step in self.steps)
 
     def domain_of(self, key: str) -> Domain:
         return self.nodes[key].domain

@@ -288,11 +288,12 @@ def _run(circuit, args) -> int:
 def _staged(output: Path | None) -> Iterator[Path | None]:
     """A folder inside `output` for the run's files, which are moved into `output` once all
     are written, and removed otherwise: a failed run leaves none of its files (nor the
-    folder `output`, where it made it)."""
+    folders it made for `output`)."""
     if output is None:
         yield None
         return
-    made = not output.exists()
+    missing = [folder for folder in (output, *output.parents) if not folder.exists()]
+    made = missing[-1] if missing else None   # the outermost folder this run makes
     output.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".mna-", suffix=".part", dir=output))
     written = False
@@ -313,8 +314,8 @@ def _staged(output: Path | None) -> Iterator[Path | None]:
                           f"{error.strerror}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-        if made and not written:
-            shutil.rmtree(output, ignore_errors=True)
+        if made is not None and not written:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def _run_samples(circuit, args) -> int:

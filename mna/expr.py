@@ -691,12 +691,13 @@ class _Parser:
             self.emit("apply", "^", offset)
 
     def exponent(self) -> None:
-        """A power's exponent: a primary after any signs (``2^-1`` is 0.5)."""
+        """A power's exponent: a primary, or a sign before a power (``2^-1`` is 0.5, and
+        ``2^-3^2`` is ``2^-(3^2)``, as in ngspice's behavioural sources)."""
         kind, text, offset = self.peek()
         if kind == "op" and text in ("-", "+", "!"):
             self.take()
             self.nested(offset)
-            self.exponent()
+            self.unary()
             self.depth -= 1
             if text != "+":
                 self.emit("apply", "neg" if text == "-" else "!", offset)

@@ -33,6 +33,11 @@ def local_symbol(index: int):
     return sympy.Symbol(f"z{index}", real=True)
 
 
+# the float functions of `LAMBDIFY_FUNCTIONS` and Python's min and max in numpy's arithmetic
+# (numpy's own max is the largest entry along an axis)
+GUARDED_FUNCTIONS = {"nint": np.rint, "min": np.minimum, "max": np.maximum}
+
+
 class Behavioural(Device):
     """Every B source: `signs` weights each one's value into its terminals' equations (an
     ``I=`` source: +1 at n+, -1 at n-; a ``V=`` source: -1 at its branch row).
@@ -105,7 +110,7 @@ class Behavioural(Device):
         @functools.cache
         def guarded():   # the same in numpy's arithmetic, made where first needed
             return sympy.lambdify([flat, time_symbol(), modes], [values, gradients],
-                                  [LAMBDIFY_FUNCTIONS, "numpy"], cse=True)
+                                  [GUARDED_FUNCTIONS, "numpy"], cse=True)
 
         switching = sympy.lambdify([flat, time_symbol()], switches, namespace, cse=True)
         signs = np.zeros((len(instances), width))
@@ -121,7 +126,7 @@ class Behavioural(Device):
             values, gradients = self.function(v.ravel().tolist(), t, self.modes.tolist())
             values = np.asarray(values, dtype=float)
             gradients = np.asarray(gradients, dtype=float)
-        except (ArithmeticError, ValueError):
+        except (ArithmeticError, ValueError, TypeError):   # TypeError: a complex power
             values, gradients = self._load_guarded(v, t)
         return Load(self.signs * values[:, None], self.signs[:, :, None] * gradients[:, None, :])
 

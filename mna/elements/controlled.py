@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 from mna.elements.base import Edge, Element, Role, read_ports_and_value
 from mna.elements.behavioural import BehaviouralSource
 from mna.expr import Value
-from mna.netlist.fields import FieldReader
+from mna.netlist.fields import FieldReader, plain_number
 from mna.netlist.model import Braced, Call, field_text
 
 
@@ -80,6 +81,10 @@ def behavioural_form(reader: FieldReader, nodes: tuple[str, str],
     reader.no_more_options()
     # pwl() goes on along its end segments: flat ones, a segment's length beyond, hold
     x0, y0, x1, xm, xn, yn = (points[k] for k in (0, 1, 2, -4, -2, -1))
+    for first, second in ((x0, x1), (xm, xn)):
+        if first == second or (plain_number(first) or math.nan) == plain_number(second):
+            reader.fail("a TABLE's first two points and its last two need different x (its "
+                        "ends hold along their segments)", reader.card.end(), usage=True)
     held = [f"2*({x0})-({x1})", y0, *points, f"2*({xn})-({xm})", yn]
     expression = reader.behavioural(Braced(f"pwl(({control.text}), {', '.join(held)})",
                                            location))

@@ -48,8 +48,9 @@ class Passive(Element):
         bare = reader.value() if reader.remaining() else None
         reader.done()
         copies = {}
-        if bare is not None and "m" in reader.assigns and cls.role is not Role.DISSIPATOR:
-            # beside a bare value, C's and L's m= is ngspice's multiplier (alone, C's is a mass)
+        valued = bare is not None or any(key in reader.assigns for key in cls.keywords - {"m"})
+        if valued and "m" in reader.assigns and cls.role is not Role.DISSIPATOR:
+            # beside a value, C's and L's m= is ngspice's multiplier (alone, C's is a mass)
             copies["copies"] = reader.option("m")
         given = [key for key in reader.assigns if key in cls.keywords]
         if len(given) > 1 or (given and bare is not None):

@@ -179,8 +179,9 @@ class _Elaborator:
             check_count(math.prod(step.count for step in self.steps), ".step", circuit,
                         self.steps[0].location, per_point=False)
         if self.montecarlo is not None:   # every step point runs every sample
-            check_count(circuit.repeats, ".mc" if not self.steps else ".mc at every .step "
-                        "point", circuit, self.montecarlo.location, per_point=False)
+            check_count(circuit.repeats * self.montecarlo.count, ".mc" if not self.steps
+                        else ".mc at every .step point", circuit, self.montecarlo.location,
+                        per_point=False)
         for request in self.analyses:   # each of its points at every .step and .mc point
             request.check(circuit)
         self._check_conditions(circuit)
@@ -550,10 +551,13 @@ class _Elaborator:
     def _elements_made(self, sub: Subcircuit, outer: tuple[Subcircuit, ...] = ()) -> float:
         """About how many elements an instance of `sub` makes (within the subcircuits
         `outer`), before any is made: its element cards (every branch of a .if) and its
-        instances' recursively, each definition counted once; an instance of one of `outer`
-        or of an unknown name counts none (the nesting limit, or the instance, refuses it)."""
+        instances' recursively, each definition counted once; an instance of one of `outer`,
+        of an unknown name or beyond `MAX_NESTING` counts none (the instance, or the
+        nesting limit, refuses it)."""
         if (made := self._made.get(id(sub))) is not None:
             return made
+        if len(outer) > MAX_NESTING:
+            return 0.0
         inside = (*outer, sub)
         total = 0.0
         for card in sub.body:

@@ -51,15 +51,11 @@ class Request:
 def check_count(count: float, what: str, circuit: Circuit, location: SourceLocation | None,
                 per_point: bool = True):
     """Refuse a table of more rows than ``.options maxpoints`` before anything is made:
-    `count` rows of an analysis at each ``.step`` point and ``.mc`` sample (`per_point`), or
-    of the whole run."""
+    `count` rows of an analysis at each ``.step`` point (`per_point`), or of the whole run."""
     limit = circuit.options.maxpoints
     repeats = circuit.repeats if per_point else 1
     if not count * repeats <= limit:
-        runs = " and ".join(what for what, given in ((".step points", circuit.steps),
-                                                     (".mc samples", circuit.montecarlo))
-                            if given)
-        each = (f" at each of {repeats:.4g} {runs} ({count * repeats:.4g} in all)"
+        each = (f" at each of {repeats:.4g} .step points ({count * repeats:.4g} in all)"
                 if repeats > 1 else "")
         raise NetlistError(f"{what} asks for {count:.4g} points{each}, more than "
                            f"maxpoints={limit} (raise it with .options maxpoints=N)", location)
@@ -110,8 +106,8 @@ class Sweep:
         elif name.lower() == "temp":
             key, kind = "temp", "temperature"
         else:
-            key = reader.scope.name(name)
-            kind = "resistor" if name[0] in "rR" else "source"
+            key = reader.scope.name(name)   # X1.R2: a resistor of subcircuit X1
+            kind = "resistor" if name.rpartition(".")[2][:1] in ("r", "R") else "source"
         if reader.keyword("list"):
             values = [reader.value("value")]
             while reader.remaining():
@@ -150,8 +146,8 @@ class Sweep:
         if self.is_parameter:
             if self.name not in circuit.parameter_names:   # temper is the devices' too
                 raise NetlistError(f"undefined parameter '{self.label}'" + (
-                    " (temper is the circuit's temperature: .dc TEMP sweeps it)"
-                    if self.name == "temper" else ""), self.location)
+                    " (temper is the circuit's temperature: .temp sets it, .dc TEMP sweeps "
+                    "it)" if self.name == "temper" else ""), self.location)
         elif self.kind == "temperature":
             if min(self.values()) <= -CELSIUS:
                 raise NetlistError(f"the temperature must stay above {-CELSIUS:g} °C",
@@ -160,6 +156,9 @@ class Sweep:
             if not isinstance(circuit.elements_by_key.get(self.name.lower()), Resistor):
                 raise NetlistError(f"'{self.label}' is not a resistor of the circuit (one "
                                    "whose value is a number or a parameter's)", self.location)
+            if 0.0 in self.values():
+                raise NetlistError(f"the sweep of {self.label} reaches 0 (a resistance must "
+                                   "not be 0: a 0 V source is a short)", self.location)
         else:
             circuit.source(self.name, self.location)
 

@@ -421,6 +421,23 @@ def test_subcircuits_that_multiply_are_refused_before_they_are_expanded(monkeypa
             assert len(mna.read_string(text).elements) == 10 * count + 1
 
 
+def test_a_long_chain_of_subcircuits_is_refused_by_the_nesting_limit():
+    # counting the elements it would make recursed 1200 deep: RecursionError
+    chain = "".join(f".subckt s{k} a\nX1 a s{k + 1}\n.ends\n" for k in range(1200))
+    error = error_of(f"t\n{chain}.subckt s1200 a\nR1 a 0 1\n.ends\nV1 a 0 1\nX1 a s0\n.op\n")
+    assert "nested more than 50 levels deep" in error.message
+
+
+def test_mc_samples_are_not_counted_as_held_tables(tmp_path):
+    """.mc streams each sample's tables to disk: 20 samples of a 101-point .dc run under
+    maxpoints=1000 (counted with the samples, it was refused)."""
+    netlist = tmp_path / "mc.net"
+    netlist.write_text("t\nV1 a 0 1\nR1 a b {agauss(1k,50,1)}\nR2 b 0 1k\n"
+                       ".options maxpoints=1000\n.dc V1 0 1 0.01\n.mc 20 seed=1\n")
+    assert main(["run", str(netlist), "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert len((tmp_path / "out" / "dc.csv").read_text().splitlines()) == 1 + 2020
+
+
 def test_nesting_beyond_the_limit_says_so():
     chain = "".join(f".subckt s{k} a\nX1 a s{k + 1}\n.ends\n" for k in range(60))
     error = error_of(f"t\n{chain}.subckt s60 a\nR1 a 0 1\n.ends\nV1 a 0 1\nX1 a s0\n.op\n")

@@ -165,14 +165,29 @@ def test_behavioural_jacobian_matches_finite_differences():
 def test_an_infinite_slope_where_the_value_is_finite_counts_as_none():
     """sqrt(abs(V(in))) at V(in) = 0 is 0, with a slope of 1/0: the float evaluation failed
     and took the value with it, so the operating point and every transient from a SIN's 0 V
-    failed to converge (ngspice's guarded division runs them)."""
-    text = ("sqrt\nV1 in 0 {}\nR1 in 0 1k\nB1 e 0 V={{sqrt(abs(V(in)))}}\nRe e 0 1k\n"
-            ".save V(in) V(e)\n")
+    failed to converge (ngspice's guarded division runs them). min, max and nint beside it
+    are evaluated as the float evaluation does."""
+    text = ("sqrt\nV1 in 0 {}\nR1 in 0 1k\nB1 e 0 V={{sqrt(abs(V(in))) + max(V(in)-0.5, 0) "
+            "+ min(V(in)+0.5, 0) + nint(V(in)*0.6)}}\nRe e 0 1k\n.save V(in) V(e)\n")
+
+    def closed(v):   # numpy's max and min are the largest entry along an axis: not these
+        return (np.sqrt(np.abs(v)) + np.maximum(v - 0.5, 0) + np.minimum(v + 0.5, 0)
+                + np.rint(v * 0.6))
+
     (dc,) = mna.run(mna.read_string(text.format(0) + ".dc V1 -1 1 0.5\n"))
-    assert np.array_equal(dc["V(e)"], np.sqrt(np.abs(dc["V(in)"])))
+    assert np.array_equal(dc["V(e)"], closed(dc["V(in)"]))
     (tran,) = mna.run(mna.read_string(text.format("SIN(0 1 1k)") + ".tran 10u 2m\n"))
     frame = tran.to_dataframe()
-    assert np.max(np.abs(frame["V(e)"] - np.sqrt(np.abs(frame["V(in)"])))) < 1e-15
+    assert np.max(np.abs(frame["V(e)"] - closed(frame["V(in)"]))) < 1e-15
+
+
+@pytest.mark.parametrize("expression", ["nint(1/V(a))", "nint(sqrt(V(a)-1))", "(V(a)-1)^0.3"])
+def test_a_value_that_is_not_finite_where_the_float_evaluation_fails_is_newtons_failure(
+        expression):
+    # each was an internal error (OverflowError, ValueError, TypeError of a complex power)
+    with pytest.raises(mna.ConvergenceError, match="the residual is not finite"):
+        mna.run(mna.read_string(f"t\nV1 a 0 0\nR1 a 0 1k\nB1 b 0 V={{{expression}}}\n"
+                                "Rb b 0 1k\n.op\n"))
 
 
 def test_continuation_converges_and_the_log_names_the_aid(caplog):

@@ -613,6 +613,8 @@ R6 o6 0 1k
     ("E1 o 0 TABLE V(in) = (0,0) (1,2)", "TABLE takes its control in braces"),
     ("E1 o 0 TABLE {V(in)} = (0,0)", "TABLE needs at least two points"),
     ("E1 o 0 TABLE {V(in)} = (0,0) 1 2", "a TABLE point is a pair"),
+    ("E1 o 0 TABLE {V(in)} = (0,0) (0,1) (1,2)", "first two points and its last two need"),
+    ("E1 o 0 TABLE {V(in)} = (0,0) (1,1) (1.0,2)", "first two points and its last two need"),
     ("E1 o 0 VALUE={V(in)} vol={V(in)}", "or VOL="),
     ("G1 o 0", "expected the controlling nodes nc\\+ nc-, POLY"),
 ])
@@ -666,6 +668,8 @@ K1 L1 L2 0.5
     assert_ac_matches(text, ngspice, ["V(c)", "V(l)", "V(k)"])
     (ac,) = mna.run(mna.read_string(text + ".ac lin 1 1k 1k\n"))
     assert ac["V(c)"][0] == pytest.approx(1 / (1 + 2j * np.pi * 1e3 * 1e3 * 2e-9), rel=1e-12)
+    keyed = text.replace("C2 c 0 1n m=2", "C2 c 0 C=1n m=2").replace("1m m=2", "L=1m m=2")
+    assert_ac_matches(keyed, ngspice, ["V(c)", "V(l)", "V(k)"])   # m= beside C= and L=
 
 
 @pytest.mark.parametrize("sweep", [".dc TEMP -40 125 15", ".dc R2 500 2k 250",
@@ -702,10 +706,17 @@ Q1 col base 0 QN
     (".dc TEMP -300 0 10", "the temperature must stay above -273.15"),
     (".dc C1 1n 2n 1n", "'C1' is not an independent source"),
     (".dc R9 1 2 1", "'R9' is not a resistor"),
+    (".dc R1 0 1k 500", "the sweep of R1 reaches 0"),   # was a ZeroDivisionError
 ])
 def test_dc_sweeps_refuse_what_they_cannot_vary(sweep, message):
     with pytest.raises(mna.NetlistError, match=message):
         mna.read_string(f"bad\nV1 a 0 1\nR1 a b 1k\nC1 b 0 1n\n{sweep}\n")
+
+
+def test_a_dc_sweep_of_a_resistor_inside_a_subcircuit():
+    (dc,) = mna.run(mna.read_string("divider\n.subckt half a b\nR1 a b 1k\nR2 b 0 1k\n.ends\n"
+                                    "V1 a 0 1\nX1 a b half\n.dc X1.R1 1k 3k 1k\n"))
+    assert np.allclose(dc["V(b)"], 1e3 / (dc["X1.R1"] + 1e3), rtol=1e-12)
 
 
 def test_expressions_as_outputs(ngspice):
