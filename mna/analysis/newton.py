@@ -96,9 +96,14 @@ class Newton:
             v = eq.terminal_values(x, device)
             at = device.start(v) if start else device.limit(
                 v, None if evaluated_at is None else evaluated_at[k])
-            limited = limited or at is not v
-            if hold:
+            if hold and device.off.any():   # the OFF instances are held, not limited (a
+                # kind that limits some instances remakes all their values, to round-off)
+                free = ~device.off
+                limited = limited or (at is not v and not np.allclose(
+                    at[free], v[free], rtol=1e-12, atol=1e-12))
                 at = device.held(v, at)
+            else:
+                limited = limited or at is not v
             if evaluated_at is not None:
                 evaluated_at[k] = at
             eq.scatter(slots, device.load(at, time), gamma, v, at, flows, jacobian)
@@ -202,7 +207,8 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | Nodeset | Non
         x = nodeset.start(equations.size) if nodeset else x0
         equations.settle_modes(x, time)
     for round_ in range(MODE_ROUNDS):
-        x = _solve_dc(equations, b, x, time, fresh=x0 is None and round_ == 0,
+        x = _solve_dc(equations, b, x, time,   # a nodeset's solution is from nothing too
+                      fresh=(x0 is None or nodeset is not None) and round_ == 0,
                       continued=continued or round_ > 0,
                       nodeset=nodeset if round_ == 0 else None)
         if not equations.settle_modes(x, time):

@@ -719,6 +719,32 @@ def test_a_dc_sweep_of_a_resistor_inside_a_subcircuit():
     assert np.allclose(dc["V(b)"], 1e3 / (dc["X1.R1"] + 1e3), rtol=1e-12)
 
 
+@pytest.mark.parametrize("nodeset", ["", ".nodeset V(x)=2.5\n"])
+def test_an_off_transistor_picks_the_latch_state_it_names(ngspice, nodeset):
+    """Q1 OFF is held off until Newton first converges, then let go, as in ngspice: the
+    latch settles with Q1 off (V(c1) = 4.6145 V). The hold never ended before (its
+    junction steps counted as limited from the held values at every iteration) and the
+    symmetric point came of gmin stepping; with a nodeset, OFF was not held at all."""
+    text = f"""latch
+.model QN NPN(IS=1e-15 BF=100)
+VCC vcc 0 5
+RC1 vcc c1 1k
+RC2 vcc c2 1k
+RB1 c2 b1 10k
+RB2 c1 b2 10k
+Q1 c1 b1 0 QN OFF
+Q2 c2 b2 0 QN
+RX vcc x 1k
+RY x 0 1k
+.options reltol=1e-9 vntol=1e-13 abstol=1e-17
+{nodeset}"""
+    assert_op_matches(text, ngspice, ["c1", "c2", "b1", "b2"])
+    ours = op_of(text + ".op\n")
+    assert ours["v(c1)"] > 4.6 and ours["v(c2)"] < 0.1
+    (tran,) = mna.run(mna.read_string(text + ".tran 1u 10u\n"))
+    assert np.allclose(tran["V(c1)"], ours["v(c1)"], rtol=1e-9)
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
