@@ -745,6 +745,31 @@ RY x 0 1k
     assert np.allclose(tran["V(c1)"], ours["v(c1)"], rtol=1e-9)
 
 
+def test_an_ic_on_a_node_without_storage_lets_go_into_the_nearby_state(ngspice):
+    """.ic V(c1)=0.1 holds a latch without capacitors off its balance at t = 0; the rate
+    the start read from that imbalance (as if a charge moved) was carried into the
+    trapezoidal steps: V(c1) went to -1.01 V, then 10.96 V, and the latch flipped. Rows
+    without a charge have no rate: the first step settles at the state the .ic names, as
+    ngspice's."""
+    text = """latch
+.model QN NPN(IS=1e-15 BF=100)
+VCC vcc 0 5
+RC1 vcc c1 1k
+RC2 vcc c2 1k
+RB1 c2 b1 10k
+RB2 c1 b2 10k
+Q1 c1 b1 0 QN
+Q2 c2 b2 0 QN
+.ic V(c1)=0.1
+.tran 1u 10u
+"""
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["tran"].data
+    assert ours["V(c1)"][0] == 0.1
+    assert np.max(np.abs(ours["V(c1)"][1:] - theirs["V(c1)"].iloc[-1])) < 1e-6   # 2e-9
+    assert np.max(np.abs(ours["V(c2)"][1:] - theirs["V(c2)"].iloc[-1])) < 1e-6
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
