@@ -68,8 +68,13 @@ def measurements(circuit, results: list[Result]) -> MeasureResult:
     for measure in circuit.measures:   # each may read the parameters and those before it
         known = {**parameters, **{name.lower(): value for name, value in zip(names, values)}}
         if measure.expression is not None:    # PARAM=: of those values, no table
+            unfound = [name for name in measure.expression.names
+                       if math.isnan(known.get(name, 0.0))]
+            if unfound:   # a measurement it reads found nothing: nor does it
+                log.warning("%s: .meas %s reads %s, which found nothing (NaN)",
+                            measure.location, measure.name, ", ".join(unfound))
             names.append(measure.name)
-            values.append(_number(measure.expression, known))
+            values.append(math.nan if unfound else _number(measure.expression, known))
             units.append("")
             continue
         measure = measure.resolved(functools.partial(_number, known=known))

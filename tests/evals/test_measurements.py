@@ -220,6 +220,16 @@ def test_a_point_or_window_outside_the_run_finds_nothing(card, caplog):
     assert result["inside"] == pytest.approx(1 - math.exp(-5), rel=1e-3)
 
 
+def test_a_param_of_a_measurement_that_found_nothing_finds_nothing(caplog):
+    # it stopped the run: "nan / 0.693 overflows"
+    result = measured("rc\nV1 a 0 PULSE(0 1 0 1u 1u 1 2)\nR1 a b 1k\nC1 b 0 1u\n"
+                      ".tran 10u 1m\n.meas tran t50 WHEN V(b)=2\n"
+                      ".meas tran tau PARAM='t50/0.693'\n.meas tran t10 WHEN V(b)=0.1\n")
+    assert math.isnan(result["t50"]) and math.isnan(result["tau"])
+    assert "tau reads t50, which found nothing" in caplog.text
+    assert result["t10"] == pytest.approx(1e-3 * math.log(1 / 0.9), rel=2e-2)
+
+
 def test_measurements_of_a_sweep_that_runs_down():
     result = measured("down\nV1 a 0 1\nR1 a 0 1\n.dc V1 5 0 -1\n.meas dc top MAX V(a)\n"
                       ".meas dc mean AVG V(a)\n.meas dc at2 FIND V(a) AT=2\n"
