@@ -211,6 +211,7 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
     restart_from = 0.0     # a fixed run's last grid time
     restart_at = 0.0       # and where its last restart began (an event's time is off the grid)
     settled = 0            # its steps since the last that passed a corner (or an event)
+    recorded_grid = 0      # the grid time it last recorded, in steps
     cut = 0.0              # its step to the next grid time after Newton failed (0: none)
     resume = 0.0           # the step to take after an event's short steps
     settling = 0           # short steps still to take after an event
@@ -471,8 +472,12 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 stats.accepted += 1
                 since_restart = started - 1
             remember(h, step)
-            if policy.adaptive or _on_grid(t_new, policy.hmax):   # a fixed run's restart steps
-                record(t_new, step.x, landing and t_new in corners, h)   # are not on its grid
+            # a fixed run records its grid times once each: not its restart steps, nor an
+            # event located within round-off after a grid time it recorded
+            if policy.adaptive or (_on_grid(t_new, policy.hmax)
+                                   and round(t_new / policy.hmax) != recorded_grid):
+                record(t_new, step.x, landing and t_new in corners, h)
+                recorded_grid = round(t_new / policy.hmax)
             else:
                 unrecorded += h
             stats.accepted += 1
