@@ -530,7 +530,11 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                     else:
                         h, resume = resume, 0.0
             else:
+                # steps cut short where Newton failed end on the grid, and the method
+                # restarts there as after a corner (Gear-2's next step would be up to 8
+                # times the last)
                 if _on_grid(t, policy.hmax):
+                    corner = corner or cut > 0
                     restart_from, cut = t, 0.0
                 elif cut:
                     cut *= GROWTH

@@ -11,6 +11,7 @@ from mna.analysis.newton import Nodeset, solve_dc
 from mna.assembly import NumericBackend, assemble
 from mna.diagnostics import check_dc_topology
 from mna.errors import NetlistError
+from mna.netlist.fields import GROUND
 from mna.results import OperatingPointResult
 from mna.system import Entries
 
@@ -22,11 +23,13 @@ def guess(circuit, system) -> Nodeset | None:
     unknowns, values = [], []
     evaluate = NumericBackend(circuit).evaluate
     for output, value in circuit.nodeset.items():
-        if output.kind == "V" and len(output.keys) == 1:
+        if output.kind != "V" or len(output.keys) != 1:
+            raise NetlistError(".nodeset takes V(node)=value", output.location)
+        if output.keys[0] != GROUND:   # the reference is at 0 whatever it says (ngspice's)
             unknowns.append(system.unknowns.index(circuit.label(output)))
             values.append(evaluate(value))
-        else:
-            raise NetlistError(".nodeset takes V(node)=value", output.location)
+    if not unknowns:
+        return None
     return Nodeset(np.array(unknowns, dtype=int), np.array(values, dtype=float))
 
 

@@ -208,6 +208,30 @@ def test_fixed_step_factors_once(name):
     assert result.factorizations == {"be": 1, "trap": 2, "gear2": 4}[name]
 
 
+def test_a_start_off_its_balance_by_round_off_runs_at_a_tight_reltol():
+    """uic leaves V(n3) a unit in the last place off V1's 3.84 V. Zeroing that imbalance
+    as the start's rate (the row holds no charge) moved the first step's point by it, which
+    the error estimate at reltol 2e-10 read as a jump at every step size: the run stopped
+    at 9e-15 s. V(n3) stays V1's within round-off."""
+    frame = transient(mna.read_string(
+        "rlc\nL1 n1 0 0.000811479 IC=0\nR1 n2 0 1139.47\nR3 n4 n3 18.4283\n"
+        "C1 n3 n4 2.54227e-06\nC2 n2 n1 1.2239e-09\nR4 n4 n2 539.152\nV1 n3 0 DC 3.84\n"
+        "C3 n3 0 1.98204e-07 IC=1.425\n.options reltol=2e-10\n"
+        ".tran 4.28e-06 0.000214 uic\n")).to_dataframe()
+    assert frame.index[-1] == pytest.approx(0.000214, rel=1e-12)
+    assert np.max(np.abs(frame["V(n3)"] - 3.84)) < 1e-14
+
+
+def test_a_nodeset_of_the_reference_is_ignored():
+    # V(0) is no unknown: a ValueError in the operating point and the transient's start
+    text = "d\nV1 a 0 SIN(0 1 1k)\nR1 a b 1k\nD1 b 0 dm\n.model dm D\n.tran 10u 1m\n"
+    plain = transient(mna.read_string(text)).to_dataframe()
+    held = transient(mna.read_string(text + ".nodeset V(0)=0\n")).to_dataframe()
+    assert plain.equals(held)
+    assert (mna.operating_point(mna.read_string(text + ".nodeset V(0)=1\n"))["V(b)"]
+            == mna.operating_point(mna.read_string(text))["V(b)"])
+
+
 def test_a_corner_within_a_fixed_runs_restart_restarts_it_again():
     """A 4 us pulse into a 0.1 us RC on a 10 us grid: the rise restarts the run at 1.02 ms,
     and the fall comes in that restart's second quarter step. Its trapezoidal half step,
