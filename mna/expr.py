@@ -575,7 +575,7 @@ def parse_expression(text: str, location: SourceLocation, *, time: bool = False,
 
     >>> from mna.netlist.model import SourceLocation
     >>> parse_expression("2^3^2 + (1 < 2)", SourceLocation("x.net", 1, 1)).evaluate({})
-    65.0
+    513.0
     """
     return _Parser(text, location, time, probes, functions or {}, condition).parse()
 
@@ -681,28 +681,16 @@ class _Parser:
         self.power()
 
     def power(self) -> None:
-        """Powers left to right, as ngspice's: ``2^3^2`` is ``(2^3)^2``, 64."""
+        """Powers right to left: ``2^3^2`` is ``2^(3^2)``, and ``{9**9**9}`` overflows (the
+        netlist language's own example; ngspice 39 groups them left to right)."""
         self.primary()
-        while (following := self.peek())[0] == "op" and following[1] in ("^", "**"):
-            _, _, offset = self.take()
-            self.nested(offset)
-            self.exponent()
-            self.depth -= 1
-            self.emit("apply", "^", offset)
-
-    def exponent(self) -> None:
-        """A power's exponent: a primary, or a sign before a power (``2^-1`` is 0.5, and
-        ``2^-3^2`` is ``2^-(3^2)``, as in ngspice's behavioural sources)."""
         kind, text, offset = self.peek()
-        if kind == "op" and text in ("-", "+", "!"):
+        if kind == "op" and text in ("^", "**"):
             self.take()
             self.nested(offset)
-            self.unary()
+            self.binary(UNARY_PRECEDENCE)   # 2^-1 is 0.5
             self.depth -= 1
-            if text != "+":
-                self.emit("apply", "neg" if text == "-" else "!", offset)
-            return
-        self.primary()
+            self.emit("apply", "^", offset)
 
     def primary(self) -> None:
         kind, text, offset = self.take()

@@ -247,7 +247,7 @@ def test_floating_piece_with_no_path_at_all():
         ("t\nV1 a 0 1\nR1 a 0 {ln(0)}\n", r"ln\(0\) is not a real number", 3),
         ("t\nV1 a 0 1\nR1 a 0 {asin(2)}\n", r"asin\(2\) is not a real number", 3),
         ("t\nV1 a 0 1\nR1 a 0 {0.0/0.0}\n", r"division by zero", 3),
-        ("t\nV1 a 0 1\nR1 a 0 {9**(9**9)}\n", r"overflows", 3),
+        ("t\nV1 a 0 1\nR1 a 0 {9**9**9}\n", r"overflows", 3),
     ],
 )
 def test_values_that_are_not_real_numbers_are_netlist_errors(text, message, line):
