@@ -149,6 +149,9 @@ def _extremum(sp, lesser: bool):
                 {"nargs": 2, "fdiff": fdiff, "eval": classmethod(eval)})
 
 
+CHOICE = Function(3, lambda c, a, b: a if c != 0 else b,   # if(c, a, b)
+                  lambda sp, c, a, b: _piecewise(sp, sp.Ne(c, 0), a, b))
+
 FUNCTIONS: dict[str, Function] = {
     "sqrt": Function(1, math.sqrt, lambda sp, x: sp.sqrt(x)),
     "exp": Function(1, math.exp, lambda sp, x: sp.exp(x)),
@@ -172,9 +175,9 @@ FUNCTIONS: dict[str, Function] = {
     "pow": Function(2, _power, lambda sp, a, b: sp.Pow(a, b)),
     "floor": Function(1, lambda x: float(math.floor(x)), lambda sp, x: sp.floor(x)),
     "ceil": Function(1, lambda x: float(math.ceil(x)), lambda sp, x: sp.ceiling(x)),
-    "if": Function(3, lambda c, a, b: a if c != 0 else b,
-                   lambda sp, c, a, b: _piecewise(sp, sp.Ne(c, 0), a, b)),
+    "if": CHOICE,
     # ngspice's further functions (of .param expressions, of B sources, or of both)
+    "ternary_fcn": CHOICE,
     "asinh": Function(1, math.asinh, lambda sp, x: sp.asinh(x)),
     "acosh": Function(1, math.acosh, lambda sp, x: sp.acosh(x)),
     "atanh": Function(1, math.atanh, lambda sp, x: sp.atanh(x)),

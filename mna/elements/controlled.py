@@ -46,9 +46,18 @@ def polynomial(reader: FieldReader, nodes: tuple[str, str], kind: str,
 def behavioural_form(reader: FieldReader, nodes: tuple[str, str],
                      kind: str) -> BehaviouralSource | None:
     """An E or G line's behavioural forms after its output nodes, as the B source each is
-    (None for the others): ``VALUE={expr}`` (PSpice), ``vol='expr'`` (E) or ``cur='expr'``
-    (G) (ngspice), and PSpice's ``TABLE {expr} = (x1,y1) (x2,y2) ...``, linear between the
-    points and held beyond them (ngspice's pwl())."""
+    (None for the others): ``VALUE={expr}`` or ``VALUE {expr}`` (PSpice), ``vol='expr'``
+    (E) or ``cur='expr'`` (G) (ngspice), and PSpice's ``TABLE {expr} = (x1,y1) (x2,y2)
+    ...``, linear between the points and held beyond them (ngspice's pwl())."""
+    if reader.keyword("value"):   # VALUE {expr}, without '='
+        braced = reader.take("the value {expr}")
+        if not isinstance(braced, Braced):
+            reader.fail("VALUE takes an expression in braces, e.g. VALUE {2*V(in)}",
+                        reader.place(), usage=True)
+        reader.done()
+        reader.no_more_options()
+        return BehaviouralSource(reader.name, reader.location, nodes, kind,
+                                 reader.behavioural(braced))
     keys = [key for key in ("value", "vol" if kind == "v" else "cur") if key in reader.assigns]
     if keys:
         if len(keys) > 1 or reader.remaining():
@@ -102,7 +111,7 @@ class AcrossControlled(Element):
         kind = "v" if cls.prefix == "E" else "i"
         third = reader.card.fields[2] if len(reader.card.fields) > 2 else None
         if third is None or isinstance(third, Call) or (isinstance(third, str)
-                                                        and third.lower() == "table"):
+                                                        and third.lower() in ("table", "value")):
             nodes = reader.nodes("n+", "n-")
             source = (behavioural_form(reader, nodes, kind)
                       or polynomial(reader, nodes, kind, _voltage_control))

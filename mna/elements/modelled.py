@@ -137,11 +137,14 @@ def types_of(letter: str) -> list[str]:
 
 def names_a_model(reader: FieldReader, index: int) -> bool:
     """Whether positional field `index` of the card is a word that is no number (a model's
-    name: it starts with a letter)."""
+    name: it starts with a letter), unless it names a parameter and no model."""
     fields = reader.card.fields
     if index >= len(fields) or not isinstance(word := fields[index], str):
         return False
-    return word[:1].isalpha() and number(word) is None
+    scope, key = reader.scope, word.lower()
+    parameter = key in scope.known or key in scope.substitutions
+    return (word[:1].isalpha() and number(word) is None
+            and (not parameter or key in scope.model_kinds))
 
 
 @dataclass(eq=False)

@@ -223,8 +223,12 @@ class FieldReader:
     # -- values -------------------------------------------------------------------------------
     def evaluate(self, item: Field, what: str, place: SourceLocation, *,
                  time: bool = False) -> Value:
-        """A number or an ``{expression}`` in the parameters in scope."""
+        """A number or an ``{expression}`` in the parameters in scope; a word that names
+        one of them alone is its value, as ngspice reads ``R1 a b rval``."""
         if isinstance(item, str):
+            key = item.lower()
+            if key in self.scope.known or key in self.scope.substitutions:
+                return self.scope.value(self.scope.expression(Braced(item, place), time=time))
             return read_number(item, place, what)
         if isinstance(item, Braced):
             return self.scope.value(self.scope.expression(item, time=time))

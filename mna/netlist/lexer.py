@@ -38,10 +38,10 @@ TOKEN = re.compile(
     r"|(?P<braced>[{'])"
     r"|(?P<stray>\}))"
 )
-INLINE_COMMENT = re.compile(r";|\s\$(\s|$)")
-COMMENT_LINE = re.compile(r"[*;]|\$(\s|$)")   # what makes a whole line a comment
+INLINE_COMMENT = re.compile(r";|\s\$(\s|$)|\s//")   # ngspice's ; $ and //
+COMMENT_LINE = re.compile(r"[*;]|\$(\s|$)|//")   # what makes a whole line a comment
 LINE_BREAK = re.compile(r"\r\n|\r|\n")   # only these end a line (not form feeds, U+2028)
-STRUCTURED = re.compile(r"[(){}=,;$']")   # a line without these holds words only
+STRUCTURED = re.compile(r"[(){}=,;$'/]")   # a line without these holds words only
 
 
 class Token(NamedTuple):

@@ -770,6 +770,34 @@ Q2 c2 b2 0 QN
     assert np.max(np.abs(ours["V(c2)"][1:] - theirs["V(c2)"].iloc[-1])) < 1e-6
 
 
+def test_forms_of_ported_decks(ngspice):
+    """A parameter's name alone as a value (on an R line and an instance's parameter),
+    // comments, E and G with VALUE {expr} (no '='), and ternary_fcn: each refused before;
+    V(b) = 2k / 3k, V(c) = 0.5, V(e) = 2 V(b), V(g) = 1k * 1m * V(b), V(t) = 4."""
+    text = """ported
+// a comment line
+.param rr=2k p2={ternary_fcn(1 > 2, 3, 4)}
+.subckt half a b r=1k
+R1 a b r // the upper leg
+.ends
+V1 a 0 1 // the supply
+R1 a b 1k
+R2 b 0 rr
+X2 a c half r=rr
+R3 c 0 2k
+E1 e 0 VALUE {2*V(b)}
+R4 e 0 1k
+G1 0 g value {1m*V(b)}
+R5 g 0 1k
+V2 t 0 {p2}
+R6 t 0 1k
+"""
+    assert_op_matches(text, ngspice, ["b", "c", "e", "g", "t"])
+    op = op_of(text + ".op\n")
+    assert op["v(b)"] == pytest.approx(2 / 3, rel=1e-12) and op["v(t)"] == 4.0
+    assert op["v(c)"] == pytest.approx(0.5, rel=1e-12)
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
