@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 
 from mna.elements.base import Edge, Element, Role, read_ports_and_value
@@ -49,17 +48,14 @@ def behavioural_form(reader: FieldReader, nodes: tuple[str, str],
     (None for the others): ``VALUE={expr}`` or ``VALUE {expr}`` (PSpice), ``vol='expr'``
     (E) or ``cur='expr'`` (G) (ngspice), and PSpice's ``TABLE {expr} = (x1,y1) (x2,y2)
     ...``, linear between the points and held beyond them (ngspice's pwl())."""
+    keys = [key for key in ("value", "vol" if kind == "v" else "cur") if key in reader.assigns]
     if reader.keyword("value"):   # VALUE {expr}, without '='
         braced = reader.take("the value {expr}")
         if not isinstance(braced, Braced):
             reader.fail("VALUE takes an expression in braces, e.g. VALUE {2*V(in)}",
                         reader.place(), usage=True)
         reader.done()
-        reader.no_more_options()
-        return BehaviouralSource(reader.name, reader.location, nodes, kind,
-                                 reader.behavioural(braced))
-    keys = [key for key in ("value", "vol" if kind == "v" else "cur") if key in reader.assigns]
-    if keys:
+    elif keys:
         if len(keys) > 1 or reader.remaining():
             reader.fail(f"{reader.name}: give the controlling nodes and gain, or one of "
                         f"{' or '.join(k.upper() + '=' for k in keys)}{{expr}}", usage=True)
@@ -67,9 +63,16 @@ def behavioural_form(reader: FieldReader, nodes: tuple[str, str],
         value = assign.values[0]
         braced = value if isinstance(value, Braced) else Braced(field_text(value),
                                                                 assign.places[0])
-        reader.no_more_options()
-        return BehaviouralSource(reader.name, reader.location, nodes, kind,
-                                 reader.behavioural(braced))
+    else:
+        return _table(reader, nodes, kind)
+    reader.no_more_options()
+    return BehaviouralSource(reader.name, reader.location, nodes, kind,
+                             reader.behavioural(braced))
+
+
+def _table(reader: FieldReader, nodes: tuple[str, str], kind: str) -> BehaviouralSource | None:
+    """PSpice's ``TABLE {expr} = (x1,y1) (x2,y2) ...`` after the output nodes (None
+    without one)."""
     if not reader.keyword("table"):
         return None
     control = reader.take("the table's control {expr}")
@@ -91,7 +94,8 @@ def behavioural_form(reader: FieldReader, nodes: tuple[str, str],
     # pwl() goes on along its end segments: flat ones, a segment's length beyond, hold
     x0, y0, x1, xm, xn, yn = (points[k] for k in (0, 1, 2, -4, -2, -1))
     for first, second in ((x0, x1), (xm, xn)):
-        if first == second or (plain_number(first) or math.nan) == plain_number(second):
+        same = plain_number(first)
+        if first == second or (same is not None and same == plain_number(second)):
             reader.fail("a TABLE's first two points and its last two need different x (its "
                         "ends hold along their segments)", reader.card.end(), usage=True)
     held = [f"2*({x0})-({x1})", y0, *points, f"2*({xn})-({xm})", yn]

@@ -182,7 +182,7 @@ class _Elaborator:
             check_count(circuit.repeats * self.montecarlo.count, ".mc" if not self.steps
                         else ".mc at every .step point", circuit, self.montecarlo.location,
                         per_point=False)
-        for request in self.analyses:   # each of its points at every .step and .mc point
+        for request in self.analyses:   # each of its points at every .step point
             request.check(circuit)
         self._check_conditions(circuit)
         check_source_topology(circuit)

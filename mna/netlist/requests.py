@@ -12,7 +12,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from mna.elements.diode import CELSIUS
 from mna.elements.passive import Resistor
@@ -79,7 +79,7 @@ def frequency_count(kind: str, points: int, start: float, stop: float,
     return _count(points * (math.log(stop) - math.log(start)) / math.log(base) + 1e-9)
 
 
-SWEPT_KINDS = ("source", "parameter", "temperature", "resistor")
+SweptKind = Literal["source", "parameter", "temperature", "resistor"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Sweep:
 
     name: str                   # the element's name in scope, the parameter's key, or "temp"
     label: str                  # as written: the column name
-    kind: str                   # one of SWEPT_KINDS
+    kind: SweptKind
     location: SourceLocation
     limits: tuple[float, float, float] = (0.0, 0.0, 1.0)
     listed: tuple[float, ...] | None = None

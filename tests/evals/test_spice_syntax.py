@@ -615,6 +615,7 @@ R6 o6 0 1k
     ("E1 o 0 TABLE {V(in)} = (0,0) 1 2", "a TABLE point is a pair"),
     ("E1 o 0 TABLE {V(in)} = (0,0) (0,1) (1,2)", "first two points and its last two need"),
     ("E1 o 0 TABLE {V(in)} = (0,0) (1,1) (1.0,2)", "first two points and its last two need"),
+    ("E1 o 0 TABLE {V(in)} = (0,0) (0.0,1) (1,2)", "first two points and its last two need"),
     ("E1 o 0 VALUE={V(in)} vol={V(in)}", "or VOL="),
     ("G1 o 0", "expected the controlling nodes nc\\+ nc-, POLY"),
 ])
