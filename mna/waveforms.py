@@ -76,21 +76,27 @@ class Waveform:
 
 @dataclass(frozen=True)
 class Pulse(Waveform):
+    """ngspice's pulse; its eighth argument, where positive, is the number of pulses (of
+    periods: after ``np per`` it stays at v1)."""
+
     keyword = "pulse"
-    arity = (2, 7)
-    usage = "PULSE(v1 v2 [td [tr [tf [pw [per]]]]])"
+    arity = (2, 8)
+    usage = "PULSE(v1 v2 [td [tr [tf [pw [per [np]]]]]])"
 
     def _timing(self, tstep: float, tstop: float):
-        v1, v2, td, tr, tf, pw, per = self._padded([0.0, 0.0, 0.0, tstep, tstep, tstop, tstop])
-        return v1, v2, td, tr or tstep, tf or tstep, pw or tstop, per or tstop
+        v1, v2, td, tr, tf, pw, per, count = self._padded(
+            [0.0, 0.0, 0.0, tstep, tstep, tstop, tstop, 0.0])
+        per = per or tstop
+        end = count * per if count > 0 else math.inf   # of the pulses, after td
+        return v1, v2, td, tr or tstep, tf or tstep, pw or tstop, per, end
 
     def value(self, t, tstep, tstop, before=False):
         """A period shorter than ``tr + pw + tf`` cuts the pulse short, as ngspice does; the
         end of the first period still belongs to it (ngspice wraps only a time beyond it),
         and at a later period's end the value before the cut is the limit from the left."""
-        v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
+        v1, v2, td, tr, tf, pw, per, end = self._timing(tstep, tstop)
         since = t - td
-        if since < 0:
+        if since < 0 or since > end * (1 + 1e-12):
             return v1
         periods = since / per
         nearest = round(periods)
@@ -112,14 +118,18 @@ class Pulse(Waveform):
         return f"PULSE times must not be negative: {', '.join(negative)}" if negative else None
 
     def corner_count(self, tstep, tstop):
-        v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
-        return 4 * (max(0.0, tstop - td) / per + 2)
+        v1, v2, td, tr, tf, pw, per, end = self._timing(tstep, tstop)
+        return 4 * (max(0.0, min(tstop - td, end)) / per + 2)
 
     def breakpoints(self, tstep, tstop):
-        v1, v2, td, tr, tf, pw, per = self._timing(tstep, tstop)
-        starts = td + per * np.arange(0, max(1, int(np.ceil((tstop - td) / per)) + 1))
+        v1, v2, td, tr, tf, pw, per, end = self._timing(tstep, tstop)
+        last = min(tstop, td + end)
+        starts = td + per * np.arange(0, max(1, int(np.ceil((last - td) / per)) + 1))
         corners = np.concatenate([starts + offset for offset in (0, tr, tr + pw, tr + pw + tf)
                                   if offset < per or offset == 0])
+        corners = corners[corners <= td + end * (1 + 1e-12)]
+        if math.isfinite(end):   # where the last period is cut short, the pulse drops there
+            corners = np.append(corners, td + end)
         return np.unique(corners[(corners >= 0) & (corners <= tstop)])
 
 

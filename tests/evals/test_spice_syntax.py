@@ -420,6 +420,21 @@ B3 3 0 I=1m*pwr(V(3)+V(1),3)+1m*V(3)+1m*asinh(V(3))
     assert_dc_matches(text, ngspice, ["2", "3"], atol=1e-9)
 
 
+@pytest.mark.parametrize("count", ["3", "2.5"])
+def test_a_pulse_of_so_many_periods(ngspice, count):
+    """PULSE's eighth argument is ngspice's number of pulses (of periods: 2.5 cuts the third
+    pulse at 25 us); it was refused."""
+    text = (f"np\nV1 a 0 PULSE(0 1 0 1u 1u 5u 10u {count})\nR1 a b 1k\nC1 b 0 1n\n"
+            ".tran 0.1u 60u\n")
+    theirs = ngspice.run(text)["tran"].data
+    (ours,) = mna.run(mna.read_string(text))
+    t = theirs["time"].to_numpy()
+    assert np.max(np.abs(np.interp(t, ours["time"], ours["V(a)"]) - theirs["V(a)"])) < 1e-12
+    assert np.max(np.abs(np.interp(t, ours["time"], ours["V(b)"]) - theirs["V(b)"])) < 2e-3
+    late = ours["time"] > 10e-6 * float(count)
+    assert np.all(ours["V(a)"][late] == 0.0)
+
+
 def test_pwl_repeat_and_delay(ngspice):
     text = """PWL r= td=
 V1 a 0 PWL(0 0 1m 1 2m 1 3m 0) r=1m td=0.5m
