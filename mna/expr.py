@@ -748,6 +748,10 @@ class _Parser:
                 self.fail(f"pwl() takes x and pairs of points (at least two), got "
                           f"{len(starts)} arguments", offset)
             key = f"pwl#{len(starts)}"
+        if user is None and key in ("min", "max") and len(starts) > 2:
+            for _ in starts[1:]:   # of any number (ngspice's .param takes three), folded
+                self.emit("apply", key, offset)
+            return
         arity = len(user.parameters) if user else operation(key).arity
         if len(starts) != arity:
             self.fail(f"{text.lower()}() takes {arity} argument{'s' * (arity != 1)}, got "
