@@ -45,6 +45,20 @@ def assert_dc_matches(text: str, ngspice, nodes: list[str], atol: float) -> mna.
     return ours
 
 
+# two cross-coupled NPNs: a symmetric operating point (both collectors at 1.13 V) and two
+# latched ones
+LATCH = """latch
+.model QN NPN(IS=1e-15 BF=100)
+VCC vcc 0 5
+RC1 vcc c1 1k
+RC2 vcc c2 1k
+RB1 c2 b1 10k
+RB2 c1 b2 10k
+Q1 c1 b1 0 QN
+Q2 c2 b2 0 QN
+"""
+
+
 def test_waveforms_without_parentheses(ngspice):
     text = """waveforms as SPICE2 wrote them
 V1 a 0 SIN 0 1 1K
@@ -645,16 +659,7 @@ def test_a_nodeset_on_some_nodes_picks_the_state_it_names(ngspice):
     collectors alone used to be only Newton's start, and the bases, at 0 V, pulled it back to
     the symmetric point; held there first, as ngspice holds it, it picks the latched state,
     for the .op and for the transient's start."""
-    text = """latch
-.model QN NPN(IS=1e-15 BF=100)
-VCC vcc 0 5
-RC1 vcc c1 1k
-RC2 vcc c2 1k
-RB1 c2 b1 10k
-RB2 c1 b2 10k
-Q1 c1 b1 0 QN
-Q2 c2 b2 0 QN
-"""
+    text = LATCH
     symmetric = op_of(text + ".op\n")
     assert symmetric["v(c1)"] == pytest.approx(symmetric["v(c2)"], rel=1e-9)
     latched = text + ".nodeset V(c1)=0.1 V(c2)=4.5\n.options reltol=1e-9 vntol=1e-13 abstol=1e-17\n"
@@ -741,19 +746,8 @@ def test_an_off_transistor_picks_the_latch_state_it_names(ngspice, nodeset):
     latch settles with Q1 off (V(c1) = 4.6145 V). The hold never ended before (its
     junction steps counted as limited from the held values at every iteration) and the
     symmetric point came of gmin stepping; with a nodeset, OFF was not held at all."""
-    text = f"""latch
-.model QN NPN(IS=1e-15 BF=100)
-VCC vcc 0 5
-RC1 vcc c1 1k
-RC2 vcc c2 1k
-RB1 c2 b1 10k
-RB2 c1 b2 10k
-Q1 c1 b1 0 QN OFF
-Q2 c2 b2 0 QN
-RX vcc x 1k
-RY x 0 1k
-.options reltol=1e-9 vntol=1e-13 abstol=1e-17
-{nodeset}"""
+    text = (LATCH.replace("Q1 c1 b1 0 QN", "Q1 c1 b1 0 QN OFF") + "RX vcc x 1k\nRY x 0 1k\n"
+            ".options reltol=1e-9 vntol=1e-13 abstol=1e-17\n" + nodeset)
     assert_op_matches(text, ngspice, ["c1", "c2", "b1", "b2"])
     ours = op_of(text + ".op\n")
     assert ours["v(c1)"] > 4.6 and ours["v(c2)"] < 0.1
@@ -767,18 +761,7 @@ def test_an_ic_on_a_node_without_storage_lets_go_into_the_nearby_state(ngspice):
     trapezoidal steps: V(c1) went to -1.01 V, then 10.96 V, and the latch flipped. Rows
     without a charge have no rate: the first step settles at the state the .ic names, as
     ngspice's."""
-    text = """latch
-.model QN NPN(IS=1e-15 BF=100)
-VCC vcc 0 5
-RC1 vcc c1 1k
-RC2 vcc c2 1k
-RB1 c2 b1 10k
-RB2 c1 b2 10k
-Q1 c1 b1 0 QN
-Q2 c2 b2 0 QN
-.ic V(c1)=0.1
-.tran 1u 10u
-"""
+    text = LATCH + ".ic V(c1)=0.1\n.tran 1u 10u\n"
     (ours,) = mna.run(mna.read_string(text))
     theirs = ngspice.run(text)["tran"].data
     assert ours["V(c1)"][0] == 0.1
