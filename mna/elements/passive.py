@@ -151,7 +151,8 @@ RESISTOR_MODEL_ALIASES = {"res": "r", "resistance": "r", "dw": "narrow", "dlr": 
                           "tc1r": "tc1", "tc2r": "tc2", "w": "defw"}
 
 
-PLAIN_RESISTOR = (None, None, None, None, 1.0, 1.0)   # tc1, tc2, tce, ac, copies, scale unset
+# tc1, tc2, tce, ac, copies, scale and noisy unset
+PLAIN_RESISTOR = (None, None, None, None, 1.0, 1.0, 1.0)
 
 
 @dataclass(eq=False)
@@ -160,7 +161,8 @@ class Resistor(Passive):
     temperature coefficients (``R (1 + tc1 dT + tc2 dT^2)``, or ``R 1.01^(tce dT)`` where
     ``tce=`` is given, dT from TNOM to the element's ``temp=``, or the circuit's ``.temp``
     plus ``dtemp=``), a resistance of its own in the AC analysis (``ac=``), and ngspice's
-    ``scale=`` (times R) and ``m=`` (that many in parallel).
+    ``scale=`` (times R), ``m=`` (that many in parallel) and ``noisy=0`` (no thermal
+    noise).
 
     ``Rname n+ n- [value] model [l= w=]`` names SPICE's resistor model (``.model name
     R(rsh= narrow= short= r= tc1= tc2= tce= tnom= ...)``): without a value the resistance is
@@ -175,16 +177,17 @@ class Resistor(Passive):
     dtemp: Value = 0.0
     ac: Value | None = None
     scale: Value = 1.0
+    noisy: Value = 1.0   # ngspice's noisy=0: a resistor without thermal noise
     model: str | None = None
     l: Value | None = None   # noqa: E741 (SPICE's name of the length)
     w: Value | None = None
 
     prefix = "R"
-    usage = ("Rname n+ n- value [tc1=|tc= tc2= tce= temp= dtemp= ac= m= scale=] | "
+    usage = ("Rname n+ n- value [tc1=|tc= tc2= tce= temp= dtemp= ac= m= scale= noisy=] | "
              "Rname n+ n- R=|b=value | Rname n+ n- model")
     letter = "R"
     role = Role.DISSIPATOR
-    extras = ("tc1", "tc", "tc2", "tce", "temp", "dtemp", "ac", "m", "scale")
+    extras = ("tc1", "tc", "tc2", "tce", "temp", "dtemp", "ac", "m", "scale", "noisy")
     aliases = {"tc": "tc1", "m": "copies"}
 
     @classmethod
@@ -273,14 +276,18 @@ class Resistor(Passive):
 
     def stamp(self, s) -> None:
         a, b = self.nodes
-        s.noisy_conductance(f"{self.name}_thermal", a, b, self.conductance(s),
-                            **self._flicker(s))
+        if s.value(self.noisy) == 0:
+            s.G.conductance(a, b, self.conductance(s))
+        else:
+            s.noisy_conductance(f"{self.name}_thermal", a, b, self.conductance(s),
+                                **self._flicker(s))
 
     def plain_value(self) -> float | None:
         """The conductance of a resistor given by a number alone (checked non-zero with a
         finite inverse by `validate`)."""
         if type(self.value) is float and self.keyword is None and self.model is None and (
-                self.tc1, self.tc2, self.tce, self.ac, self.copies, self.scale) == PLAIN_RESISTOR:
+                self.tc1, self.tc2, self.tce, self.ac, self.copies, self.scale,
+                self.noisy) == PLAIN_RESISTOR:
             return 1 / self.value
         return None
 

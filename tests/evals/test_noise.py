@@ -37,6 +37,14 @@ def test_a_divider_has_the_thermal_noise_of_its_parallel_resistance():
     assert result.units["inoise_total"] == "V"
 
 
+def test_a_resistor_with_noisy_0_makes_no_noise():
+    # ngspice's noisy=0 (it was refused): only R1's noise reaches V(out), divided by 0.75
+    result = noise("divider\nV1 in 0 DC 0 AC 1\nR1 in out 1k\nR2 out 0 3k noisy=0\n"
+                   ".noise V(out) V1 dec 1 1 1k\n")
+    density = math.sqrt(4 * BOLTZMANN * KELVIN * 1e3) * 0.75
+    assert np.allclose(result["onoise_spectrum"], density, rtol=1e-12)
+
+
 def test_an_rc_low_pass_integrates_towards_kt_over_c():
     """``4 k T R / (1 + (w R C)^2)`` over f1..f2 is ``2 k T / (pi C) (atan(2 pi f2 R C) -
     atan(2 pi f1 R C))``; over every frequency, kT/C whatever R."""
