@@ -11,7 +11,7 @@ from mna.domains import Domain, across_unit, through_unit
 from mna.elements.sources import Source
 from mna.errors import NetlistError
 from mna.expr import Value
-from mna.netlist.fields import GROUND, GROUND_ALIASES, OutputName
+from mna.netlist.fields import GROUND, GROUND_ALIASES, TEMPERATURE, OutputName
 from mna.netlist.model import SourceLocation, word_place
 
 if TYPE_CHECKING:
@@ -78,9 +78,6 @@ class Model:
     kind: str
     parameters: dict[str, Value]
     location: SourceLocation
-
-
-TEMPERATURE = "temper"   # ngspice's name of the circuit's temperature (°C) in expressions
 
 
 @dataclass(frozen=True, eq=False)

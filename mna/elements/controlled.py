@@ -113,9 +113,11 @@ class AcrossControlled(Element):
     @classmethod
     def from_fields(cls, reader: FieldReader):
         kind = "v" if cls.prefix == "E" else "i"
-        third = reader.card.fields[2] if len(reader.card.fields) > 2 else None
-        if third is None or isinstance(third, Call) or (isinstance(third, str)
-                                                        and third.lower() in ("table", "value")):
+        fields = reader.card.fields
+        third = fields[2] if len(fields) > 2 else None
+        keyword = (isinstance(third, str) and third.lower() in ("table", "value")
+                   and len(fields) > 3 and not isinstance(fields[3], str))   # else a node
+        if third is None or isinstance(third, Call) or keyword:
             nodes = reader.nodes("n+", "n-")
             source = (behavioural_form(reader, nodes, kind)
                       or polynomial(reader, nodes, kind, _voltage_control))

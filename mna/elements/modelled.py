@@ -137,14 +137,12 @@ def types_of(letter: str) -> list[str]:
 
 def names_a_model(reader: FieldReader, index: int) -> bool:
     """Whether positional field `index` of the card is a word that is no number (a model's
-    name: it starts with a letter), unless it names a parameter and no model."""
+    name: it starts with a letter) and names no parameter (ngspice reads that as its
+    value, even where a model has the name)."""
     fields = reader.card.fields
     if index >= len(fields) or not isinstance(word := fields[index], str):
         return False
-    scope, key = reader.scope, word.lower()
-    parameter = key in scope.known or key in scope.substitutions
-    return (word[:1].isalpha() and number(word) is None
-            and (not parameter or key in scope.model_kinds))
+    return word[:1].isalpha() and number(word) is None and not reader.names_parameter(word)
 
 
 @dataclass(eq=False)

@@ -196,7 +196,8 @@ class Resistor(Passive):
             return _behavioural_resistor(reader, behavioural)
         fields, kinds = reader.card.fields, reader.scope.model_kinds
         at = next((i for i in (2, 3) if i < len(fields) and isinstance(fields[i], str)
-                   and kinds.get(fields[i].lower()) in RESISTOR_MODELS), None) if kinds else None
+                   and kinds.get(fields[i].lower()) in RESISTOR_MODELS
+                   and not reader.names_parameter(fields[i])), None) if kinds else None
         if at is None:
             return super().from_fields(reader)
         nodes = reader.nodes("n+", "n-")

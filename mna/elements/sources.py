@@ -43,12 +43,13 @@ class Source(Element):
             if reader.keyword("dc"):
                 dc = reader.value("DC value")
             elif reader.keyword("ac"):
-                ac_magnitude = reader.value("AC magnitude") if _is_value(reader.peek()) else 1.0
-                if _is_value(reader.peek()):
+                ac_magnitude = (reader.value("AC magnitude") if _is_value(reader, reader.peek())
+                                else 1.0)
+                if _is_value(reader, reader.peek()):
                     ac_phase = reader.value("AC phase")
             elif distortion := reader.keyword("distof1", "distof2"):
                 for what in ("magnitude", "phase"):
-                    if _is_value(reader.peek()):
+                    if _is_value(reader, reader.peek()):
                         reader.value(f"{distortion.upper()} {what}")
                 log.warning("%s: %s %s is for .disto, which mna does not run; ignored",
                             reader.place(), reader.name, distortion.upper())
@@ -64,7 +65,7 @@ class Source(Element):
                 reader.take("waveform")
                 location = reader.place()
                 arguments = []
-                while _is_value(reader.peek()):
+                while _is_value(reader, reader.peek()):
                     arguments.append(reader.value(f"{item} argument"))
                 waveform = _waveform(reader, item, tuple(arguments), location)
             elif isinstance(item, Braced) and dc is None and waveform is None:
@@ -108,8 +109,9 @@ class Source(Element):
                           math.radians(backend.evaluate(self.ac_phase)))
 
 
-def _is_value(item) -> bool:
-    return isinstance(item, Braced) or (isinstance(item, str) and parse_number(item) is not None)
+def _is_value(reader: FieldReader, item) -> bool:
+    return isinstance(item, Braced) or (isinstance(item, str) and (
+        parse_number(item) is not None or reader.names_parameter(item)))
 
 
 def _waveform(reader: FieldReader, name: str, arguments: tuple[Value, ...],

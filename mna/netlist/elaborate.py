@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
 
-from mna.circuit import OPTION_CHOICES, TEMPERATURE, Circuit, Model, Node, Options
+from mna.circuit import OPTION_CHOICES, Circuit, Model, Node, Options
 from mna.diagnostics import Graph, check_source_topology
 from mna.domains import Domain
 from mna.elements import Element
@@ -24,6 +24,7 @@ from mna.errors import NetlistError
 from mna.expr import CONSTANTS, Expression, RandomCalls, UserFunction, Value, parse_expression
 from mna.netlist.fields import (
     GROUND,
+    TEMPERATURE,
     FieldReader,
     OutputName,
     Scope,

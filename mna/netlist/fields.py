@@ -26,6 +26,7 @@ from mna.netlist.model import Assign, Braced, Call, Card, Field, SourceLocation,
 from mna.units import number, read_number
 
 GROUND = "0"
+TEMPERATURE = "temper"   # ngspice's name of the circuit's temperature (°C) in expressions
 GROUND_ALIASES = frozenset({"0", "gnd"})
 
 NoteNode = Callable[[str, str, Card, int], None]   # (key, name as written, card, field index)
@@ -223,16 +224,21 @@ class FieldReader:
     # -- values -------------------------------------------------------------------------------
     def evaluate(self, item: Field, what: str, place: SourceLocation, *,
                  time: bool = False) -> Value:
-        """A number or an ``{expression}`` in the parameters in scope; a word that names
-        one of them alone is its value, as ngspice reads ``R1 a b rval``."""
+        """A number or an ``{expression}`` in the parameters in scope, or a parameter's
+        name alone (`names_parameter`)."""
         if isinstance(item, str):
-            key = item.lower()
-            if key in self.scope.known or key in self.scope.substitutions:
+            if self.names_parameter(item):
                 return self.scope.value(self.scope.expression(Braced(item, place), time=time))
             return read_number(item, place, what)
         if isinstance(item, Braced):
             return self.scope.value(self.scope.expression(item, time=time))
         self.fail(f"expected {what}, found '{field_text(item)}'", place, usage=True)
+
+    def names_parameter(self, word: str) -> bool:
+        """Whether `word` alone names a parameter in scope, which stands for its value there
+        as ngspice reads ``R1 a b rval`` (``temper`` only in braces, as there)."""
+        key = word.lower()
+        return key != TEMPERATURE and (key in self.scope.known or key in self.scope.substitutions)
 
     def behavioural(self, braced: Braced) -> Expression:
         """An expression of ``time`` and probes, its probes naming the nodes and elements in

@@ -797,6 +797,36 @@ R6 t 0 1k
     assert op["v(c)"] == pytest.approx(0.5, rel=1e-12)
 
 
+def test_a_parameters_name_alone_is_read_where_ngspice_reads_it(ngspice):
+    """After AC a parameter's name is the magnitude and phase (it was taken for the DC
+    value: V1 a 0 AC 1 ph gave 45 V); a parameter wins over a model of its name, as
+    ngspice substitutes it first; a node named value or table stays a node; temper alone
+    is no value (only {temper})."""
+    text = """alone
+.param ph=45 amag=2 rm=2k
+.model rm R(r=5k)
+V1 a 0 AC 1 ph
+R1 a 0 1k
+I1 0 c AC amag
+R3 c 0 1k
+V2 b 0 1
+R4 b d 1k
+R2 d 0 rm
+"""
+    assert_ac_matches(text.replace("I1 0 c AC amag", "I1 0 c AC 2"), ngspice,
+                      ["V(a)", "V(c)", "V(d)"])
+    assert_op_matches(text.replace("I1 0 c AC amag", "I1 0 c AC 2"), ngspice, ["d"])
+    text += "E1 e 0 value 0 2\nV3 value 0 DC 0.5 AC 0\nR5 e 0 1k\n"   # ngspice refuses it
+    (ac,) = mna.run(mna.read_string(text + ".ac lin 1 1k 1k\n"))
+    assert ac["V(a)"][0] == pytest.approx(np.exp(1j * np.pi / 4), rel=1e-12)
+    assert ac["V(c)"][0] == pytest.approx(2e3, rel=1e-12)
+    op = op_of(text + ".op\n")
+    assert op["v(a)"] == 0.0 and op["v(c)"] == 0.0
+    assert op["v(d)"] == pytest.approx(2 / 3, rel=1e-12) and op["v(e)"] == 1.0
+    with pytest.raises(mna.NetlistError, match="bad number 'temper'"):
+        mna.read_string("t\nV1 a 0 1\nR1 a 0 temper\n.op\n")
+
+
 def test_expressions_as_outputs(ngspice):
     text = """expression outputs
 V1 a 0 SIN(0 1 1k)
