@@ -186,8 +186,9 @@ class _FileLines:
                 if first.startswith(".control"):
                     skipping = ("control", location)
                     continue
-                if first == ".lib" and len(stripped.split()) == 2:   # a section's start
-                    if not inside and stripped.split()[1].lower() == section:
+                named = _uncommented(stripped).split()
+                if first == ".lib" and len(named) == 2:   # a section's start
+                    if not inside and named[1].lower() == section:
                         inside = True
                     else:   # another section, or a definition in a file read whole
                         skipping = ("lib", location)
