@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
 
@@ -99,6 +99,12 @@ class Subcircuit:
     body: tuple[Card, ...]
     location: SourceLocation
     local: Mapping[str, Subcircuit] = field(default_factory=dict)
+
+
+def _instance_words(card: Card) -> list[tuple[int, str]]:
+    """An X line's words and their places: its connections, then the subcircuit's name."""
+    return [(i, f) for i, f in enumerate(card.fields)
+            if isinstance(f, str) and f.lower() != "params:"]
 
 
 def elaborate(netlist: Netlist) -> Circuit:
@@ -484,13 +490,11 @@ class _Elaborator:
 
     def _instance(self, card: Card, scope: Scope, depth: int) -> None:
         usage = "Xname node ... subcircuit [params:] [p=value ...]"
-        words = [(i, f) for i, f in enumerate(card.fields)
-                 if isinstance(f, str) and f.lower() != "params:"]
+        words = _instance_words(card)
         if not words:
             raise NetlistError(f"missing subcircuit name\n  usage: {usage}", card.location)
         *connections, (name_index, name) = words
-        sub = next((found for definitions in (*reversed(self.expanding), self.subcircuits)
-                    if (found := definitions.get(name.lower())) is not None), None)
+        sub = self._subcircuit(name, reversed(self.expanding))
         if sub is None:
             raise NetlistError(f"unknown subcircuit '{name}'", card.place(name_index))
         if len(connections) != len(sub.ports):
@@ -567,15 +571,20 @@ class _Elaborator:
             if card.key[0] != "x":
                 total += 1
                 continue
-            names = [f.lower() for f in card.fields
-                     if isinstance(f, str) and f.lower() != "params:"]
-            found = next((definitions[names[-1]] for definitions in (
-                *(within.local for within in reversed(inside)), self.subcircuits)
-                if names and names[-1] in definitions), None)
-            if found is not None and all(found is not within for within in inside):
+            words = _instance_words(card)
+            found = words and self._subcircuit(words[-1][1],
+                                               (within.local for within in reversed(inside)))
+            if found and all(found is not within for within in inside):
                 total += self._elements_made(found, inside)
         self._made[id(sub)] = total
         return total
+
+    def _subcircuit(self, name: str, local: Iterable[Mapping[str, Subcircuit]]
+                    ) -> Subcircuit | None:
+        """The subcircuit `name` names: from the `local` definitions of the subcircuits
+        around, innermost first, then the netlist's own."""
+        return next((found for definitions in (*local, self.subcircuits)
+                     if (found := definitions.get(name.lower())) is not None), None)
 
     def _local_parameters(self, card: Card, scope: Scope, given: set[str]) -> Scope:
         """A ``.param`` card inside a subcircuit: values in the instance's scope, but for
