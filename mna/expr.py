@@ -749,7 +749,8 @@ class _Parser:
                           f"{len(starts)} arguments", offset)
             key = f"pwl#{len(starts)}"
         if user is None and key in ("min", "max") and len(starts) > 2:
-            for _ in starts[1:]:   # of any number (ngspice's .param takes three), folded
+            for _ in starts[1:]:   # of any number, folded (ngspice 39 takes two: its
+                # .param's three-argument min(3, 1, 4) is 3)
                 self.emit("apply", key, offset)
             return
         arity = len(user.parameters) if user else operation(key).arity

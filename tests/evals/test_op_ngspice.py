@@ -86,6 +86,12 @@ def test_vendor_style_deck_op_equals_ngspice(ngspice, caplog):
     assert {"v(in)", "v(out)", "v(out2)", "v(t)", "i(v1)", "i(b1)"} <= common
 
 
+def test_ported_deck_op_equals_ngspice(ngspice, caplog):
+    text = (NETLISTS / "ported_deck.net").read_text()
+    common = compare(text, ngspice, caplog)
+    assert {"v(a)", "v(b)", "v(c)", "v(d)", "v(p)", "i(v1)"} <= common
+
+
 def test_hierarchical_deck_op_equals_ngspice(ngspice, caplog):
     common = compare(HIERARCHY_DECK, ngspice, caplog)
     # internal nodes of nested instances are named alike: X1.xs1.mid

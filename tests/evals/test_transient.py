@@ -274,7 +274,8 @@ def test_adaptive_takes_long_steps_where_nothing_happens():
 
 
 @pytest.mark.ngspice
-@pytest.mark.parametrize("name", ["electrical_divider.net", "ngspice_deck.net"])
+@pytest.mark.parametrize("name", ["electrical_divider.net", "ngspice_deck.net",
+                                  "ported_deck.net"])
 def test_electrical_deck_against_ngspice(ngspice, read_netlist, name):
     text = without((NETLISTS / name).read_text(), ".ss", ".ac")
     reference = ngspice.run(text)["tran"].data
