@@ -516,6 +516,20 @@ class Expression:
 Value: TypeAlias = "float | Expression"
 
 
+def times(value: Value, factor: Value) -> Value:
+    """`value` times `factor`: a number, or the expression of the product, placed where
+    the first expression stands."""
+    if not isinstance(value, Expression) and not isinstance(factor, Expression):
+        return value * factor
+    first, second = (value, factor) if isinstance(value, Expression) else (factor, value)
+    program = (*first.program,
+               *(second.program if isinstance(second, Expression)
+                 else (Instruction("number", second, 0),)),
+               Instruction("apply", "*", 0))
+    return Expression(tuple(step._replace(offset=0) if index >= len(first.program) else step
+                            for index, step in enumerate(program)), first.text, first.location)
+
+
 class RandomCalls:
     """The random function calls of a netlist, each made a parameter of its own (``agauss@1``:
     a name no netlist can write) so that a Monte Carlo sample draws each call once: an

@@ -92,6 +92,14 @@ class Element:
         reader; None for a class or `word` that needs the reader."""
         return None
 
+    def copied(self, count: float) -> Element | None:
+        """The element as it stands in an instance with ``m=count`` (ngspice's multiplier:
+        that many copies of the instance in parallel, merged), or None where it cannot be
+        (a switch, which ngspice leaves single). One that takes ``m=`` counts `count` times
+        as many copies; one whose copies act as one (an across source, whose through
+        variable is then their sum) is itself."""
+        return None
+
     # -- topology ----------------------------------------------------------------------------
     def edges(self) -> list[Edge]:
         """The element's branches: each pair of nodes it joins, with its topological role."""

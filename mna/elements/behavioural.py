@@ -7,6 +7,7 @@ read any domain, so a B source couples domains (Joule heating).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from mna.elements.base import Edge, Element, Role
 from mna.elements.device import Device, Instance, Load, terminal_array
-from mna.expr import LAMBDIFY_FUNCTIONS, Expression, Probe, Value
+from mna.expr import LAMBDIFY_FUNCTIONS, Expression, Probe, Value, times
 from mna.netlist.fields import GROUND, FieldReader, OutputName
 from mna.netlist.model import Braced
 
@@ -183,8 +184,8 @@ class BehaviouralSource(Element):
     divided: bool = False
 
     prefix = "B"
-    usage = ("Bname n+ n- V={expr} | Bname n+ n- I={expr} [tc1= tc2=]   (expr of V(n), V(a,b), "
-             "I(name), time)")
+    usage = ("Bname n+ n- V={expr} | Bname n+ n- I={expr} [tc1= tc2= m=]   (expr of V(n), "
+             "V(a,b), I(name), time)")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> BehaviouralSource:
@@ -198,7 +199,9 @@ class BehaviouralSource(Element):
         braced = value if isinstance(value, Braced) else Braced(str(value), assign.places[0])
         expression = reader.behavioural(braced)
         coefficients = reader.options(("tc1", "tc2"))
-        reader.no_more_options("v= or i=, tc1=, tc2=")
+        if given[0] == "i" and (copies := reader.option("m", "multiplier m")) is not None:
+            expression = times(expression, copies)
+        reader.no_more_options("v= or i=, tc1=, tc2=" + (", m=" if given[0] == "i" else ""))
         return cls(reader.name, reader.location, nodes, given[0], expression, **coefficients)
 
     def edges(self):
@@ -213,6 +216,16 @@ class BehaviouralSource(Element):
         reads_own = any(probe.kind == "V" and own & set(probe.names)
                         for probe in self.expression.probes)
         return Role.DISSIPATOR if reads_own else Role.THROUGH_SOURCE
+
+    def copied(self, count):
+        """A current `count` times one copy's; a voltage as one. One that reads a through
+        variable, which stands for the copies' sum, cannot be."""
+        if any(probe.kind == "I" for probe in self.expression.probes):
+            self.fail("reads a through variable I(...), which in an instance with m= is the "
+                      "sum of its copies': not supported there")
+        if self.kind == "v":
+            return self
+        return dataclasses.replace(self, expression=times(self.expression, count))
 
     def validate(self, circuit) -> None:
         for probe, location in self.expression.probes.items():

@@ -15,6 +15,7 @@ ITF) and ``TR``. Junction voltages are limited in Newton as SPICE's ``pnjlim`` d
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -50,7 +51,7 @@ from mna.elements.diode import (
     temperatures,
     unsettled,
 )
-from mna.expr import Value
+from mna.expr import Value, times
 from mna.netlist.fields import GROUND, FieldReader
 from mna.units import number
 
@@ -88,15 +89,15 @@ UNIT = np.eye(5)   # UNIT[k]: terminal k's unit vector
 
 class Transistors(TabulatedDevice):
     """Every bipolar transistor: terminals (c', b', e', b, s), parameters at the circuit's
-    temperature with the area applied; junction voltages are those of an NPN (a PNP's
-    terminal voltages times its polarity -1)."""
+    temperature with the area of all its `copies` applied; junction voltages are those of an
+    NPN (a PNP's terminal voltages times its polarity -1)."""
 
     width = 5
     NAMES = ("polarity", "substrate_sign", "lateral", "is", "bf", "br", "vtf", "vtr", "ise", "vte",
              "isc", "vtc", "inv_vaf", "inv_var", "inv_ikf", "inv_ikr", "iss", "vts", "vt", "gmin",
              "reltol", "abstol", "tf", "xtf", "ovtf", "itf", "tr", "cje", "vje", "mje", "cjc",
              "cbx", "vjc", "mjc", "cjs", "vjs", "mjs", "fc", "off", "rb", "rbm", "irb", "kf",
-             "af", "nk", "ibe", "ibc")
+             "af", "nk", "ibe", "ibc", "copies")
 
     def __init__(self, names, terminals, values: dict[str, np.ndarray]):
         super().__init__(names, terminals, values)
@@ -253,7 +254,7 @@ class Transistors(TabulatedDevice):
 
     def noise(self, v, temperature):
         """ngspice's: shot noise of the collector and base currents, flicker noise
-        ``KF Ib^AF / f`` of the base current, and the thermal noise of a modulated base
+        ``KF Ib^AF / f`` of each copy's base current, and the thermal noise of a modulated base
         resistance at its value here (a fixed RB's is the linear conductance's)."""
         vbe, vbc, _, _ = self.junctions(v)
         (cc, cb, *_), (*_, qb, _, _) = self.transport(vbe, vbc)
@@ -262,7 +263,8 @@ class Transistors(TabulatedDevice):
         return [NoiseCurrent("rb", X, B, 4 * BOLTZMANN * temperature * rbb, none),
                 NoiseCurrent("ic", C, E, 2 * CHARGE * np.abs(cc), none),
                 NoiseCurrent("ib", B, E, 2 * CHARGE * np.abs(cb), none),
-                NoiseCurrent("1overf", B, E, none, self.kf * flicker_power(cb, self.af))]
+                NoiseCurrent("1overf", B, E, none,
+                             self.copies * self.kf * flicker_power(cb / self.copies, self.af))]
 
     def base_conductance(self, cb, qb):
         """``1 / rbb``: RBM plus the rest of RB, which the base charge qb divides or, with IRB,
@@ -293,17 +295,20 @@ class Transistors(TabulatedDevice):
 
 @dataclass(eq=False)
 class BipolarTransistor(Element):
-    """``Qname c b e [s] model [area] [OFF]``: an NPN or PNP transistor (SPICE's
-    Gummel-Poon); ``OFF`` starts a DC solution with its junctions at 0 V (SPICE's)."""
+    """``Qname c b e [s] model [area] [OFF] [m=copies]``: an NPN or PNP transistor (SPICE's
+    Gummel-Poon); ``OFF`` starts a DC solution with its junctions at 0 V (SPICE's); ``m=``
+    that many in parallel (ngspice's: as many times the area and gmin, with the flicker
+    noise of each copy)."""
 
     model: str
     area: Value
     substrate: bool
     off: bool = False
+    copies: Value = 1.0
 
     prefix = "Q"
-    usage = ("Qname collector base emitter [substrate] model [area] [OFF]   with .model model "
-             "NPN(...) or PNP(" + MODEL_PARAMETERS + ")")
+    usage = ("Qname collector base emitter [substrate] model [area] [OFF] [m=copies]   with "
+             ".model model NPN(...) or PNP(" + MODEL_PARAMETERS + ")")
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> BipolarTransistor:
@@ -324,8 +329,13 @@ class BipolarTransistor(Element):
         if area is None:
             area = given if given is not None else 1.0
         reader.done()
-        reader.no_more_options("area=")
-        return cls(reader.name, reader.location, tuple(nodes), model, area, substrate, off)
+        copies = reader.option("m", "multiplier m")
+        reader.no_more_options("area=, m=")
+        return cls(reader.name, reader.location, tuple(nodes), model, area, substrate, off,
+                   1.0 if copies is None else copies)
+
+    def copied(self, count):
+        return dataclasses.replace(self, copies=times(self.copies, count))
 
     def edges(self):
         c, b, e = self.nodes[:3]
@@ -354,7 +364,8 @@ class BipolarTransistor(Element):
 
     def stamp(self, s) -> None:
         p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
-        area = self.positive(s, self.area, "area")
+        copies = self.positive(s, self.copies, "m")
+        area = self.positive(s, self.area, "area") * copies
         kind = s.circuit.models[self.model].kind
         polarity = 1.0 if kind == "npn" else -1.0
         lateral = kind == "pnp"   # ngspice: NPN vertical, PNP lateral
@@ -400,7 +411,7 @@ class BipolarTransistor(Element):
             "inv_ikf": inverse(p["ikf"]) / area, "inv_ikr": inverse(p["ikr"]) / area,
             "iss": area * p["iss"] * temperature_factor(self, factlog), "vts": p["ns"] * vt,
             "vt": vt,
-            "gmin": s.circuit.options.gmin, "reltol": s.circuit.options.reltol,
+            "gmin": s.circuit.options.gmin * copies, "reltol": s.circuit.options.reltol,
             "abstol": s.circuit.options.abstol,
             "tf": p["tf"], "xtf": p["xtf"], "ovtf": inverse(p["vtf"] * 1.44),
             "itf": p["itf"] * area, "tr": p["tr"],
@@ -410,7 +421,7 @@ class BipolarTransistor(Element):
             "rb": p["rb"] * scale["rb"] / area,
             "rbm": (p["rb"] if p["rbm"] is None else p["rbm"]) * scale["rbm"] / area,
             "irb": p["irb"] * scale["irb"] * area, "kf": p["kf"], "af": p["af"],
-            "nk": limited(self, s, "NK", p["nk"], 1.0),
+            "nk": limited(self, s, "NK", p["nk"], 1.0), "copies": copies,
         }
         c, b, e = self.nodes[:3]
         inner = {"collector": c, "base": b, "emitter": e}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
-from mna.elements.base import Edge, Element, Role, read_ports_and_value
+from mna.elements.base import Edge, Element, Role
 from mna.elements.behavioural import BehaviouralSource
-from mna.expr import Value
+from mna.expr import Value, times
 from mna.netlist.fields import FieldReader, plain_number
 from mna.netlist.model import Braced, Call, field_text
 
@@ -125,7 +126,12 @@ class AcrossControlled(Element):
                 reader.fail("expected the controlling nodes nc+ nc-, POLY(n), VALUE={expr} or "
                             "TABLE {expr}", reader.place(), usage=True)
             return source
-        nodes, gain = read_ports_and_value(reader, ("n+", "n-", "nc+", "nc-"), "gain")
+        nodes = reader.nodes("n+", "n-", "nc+", "nc-")
+        gain = reader.value("gain")
+        reader.done()
+        if kind == "i" and (copies := reader.option("m", "multiplier m")) is not None:
+            gain = times(gain, copies)
+        reader.no_more_options("m=" if kind == "i" else "")
         return cls(reader.name, reader.location, nodes, gain)
 
     def domain_groups(self):
@@ -146,6 +152,9 @@ class VoltageControlledVoltageSource(AcrossControlled):
     def branches(self):
         return ("",)
 
+    def copied(self, count):
+        return self
+
     def stamp(self, s) -> None:
         k = s.branch(self)
         s.G.incidence(*self.nodes[:2], k)
@@ -158,11 +167,15 @@ class VoltageControlledCurrentSource(AcrossControlled):
     """A through variable ``gm * across(nc+,nc-)`` flowing n+ → element → n-."""
 
     prefix = "G"
-    usage = ("Gname n+ n- nc+ nc- gm | Gname n+ n- POLY(n) controls... coefficients... | "
-             "Gname n+ n- VALUE={expr} | Gname n+ n- TABLE {expr} = (x1,y1) (x2,y2) ...")
+    usage = ("Gname n+ n- nc+ nc- gm [m=copies] | Gname n+ n- POLY(n) controls... "
+             "coefficients... | Gname n+ n- VALUE={expr} | Gname n+ n- TABLE {expr} = (x1,y1) "
+             "(x2,y2) ...")
 
     def edges(self):
         return [Edge(self, *self.nodes[:2], Role.THROUGH_SOURCE)]
+
+    def copied(self, count):
+        return dataclasses.replace(self, gain=times(self.gain, count))
 
     def stamp(self, s) -> None:
         s.G.transconductance(*self.nodes, s.value(self.gain))
@@ -197,7 +210,10 @@ class ThroughControlled(Element):
         control = reader.element("controlling element")
         gain = reader.value("gain")
         reader.done()
-        reader.no_more_options()
+        current = cls.prefix == "F"
+        if current and (copies := reader.option("m", "multiplier m")) is not None:
+            gain = times(gain, copies)
+        reader.no_more_options("m=" if current else "")
         return cls(reader.name, reader.location, nodes, control, gain)
 
     def validate(self, circuit) -> None:
@@ -212,10 +228,15 @@ class CurrentControlledCurrentSource(ThroughControlled):
     """A through variable ``gain * I(Vctrl)`` flowing n+ → element → n-."""
 
     prefix = "F"
-    usage = "Fname n+ n- Vctrl gain"
+    usage = "Fname n+ n- Vctrl gain [m=copies]"
 
     def edges(self):
         return [Edge(self, *self.nodes, Role.THROUGH_SOURCE)]
+
+    def copied(self, count):
+        """As itself: its control, in the same instance, carries `count` times one copy's
+        through variable already."""
+        return self
 
     def stamp(self, s) -> None:
         s.G.incidence(*self.nodes, self.control_branch(s), s.value(self.gain))
@@ -233,6 +254,11 @@ class CurrentControlledVoltageSource(ThroughControlled):
 
     def edges(self):
         return [Edge(self, *self.nodes, Role.ACROSS_SOURCE)]
+
+    def copied(self, count):
+        """Its copies act as one, each reading one copy's share of its control's through
+        variable (the control stands in the same instance)."""
+        return dataclasses.replace(self, gain=times(self.gain, 1 / count))
 
     def branches(self):
         return ("",)

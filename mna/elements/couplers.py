@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from mna.domains import Domain
 from mna.elements.base import Edge, Element, Role, read_ports_and_value
 from mna.elements.passive import Inductor
-from mna.expr import Value
+from mna.expr import Value, times
 from mna.netlist.fields import GROUND, FieldReader
 
 
@@ -40,6 +41,9 @@ class Transformer(TwoPort):
     def tied_ports(self):
         return (self.nodes[:2], self.nodes[2:])
 
+    def copied(self, count):
+        return self
+
     def branches(self):
         return ("",)
 
@@ -61,6 +65,10 @@ class Gyrator(TwoPort):
 
     def branches(self):
         return ("", "b")
+
+    def copied(self, count):
+        """Copies in parallel: each port's through variable `count` times one copy's."""
+        return dataclasses.replace(self, ratio=times(self.ratio, 1 / count))
 
     def branch_domain(self, port, domain_of):
         """Unknown ``b`` is port b's through variable, in port b's domain."""
@@ -85,6 +93,7 @@ class Coupling(Element):
 
     inductors: tuple[str, str]
     coefficient: Value
+    copies: float = 1.0   # of the instance with m= around: a coupled pair in each
 
     prefix = "K"
     usage = "Kname L1 L2 k"
@@ -99,6 +108,9 @@ class Coupling(Element):
 
     def edges(self):
         return []
+
+    def copied(self, count):
+        return dataclasses.replace(self, copies=self.copies * count)
 
     def validate(self, circuit) -> None:
         for key in self.inductors:
@@ -115,8 +127,10 @@ class Coupling(Element):
 
     def stamp(self, s) -> None:
         first, second = (s.circuit.elements_by_key[key] for key in self.inductors)
-        # of one copy of each (m= copies in parallel share the current, each coupled so)
-        mutual = s.value(self.coefficient) * s.sqrt(first.analog(s) * second.analog(s))
+        # of one copy of each (m= copies in parallel share the current, each coupled so),
+        # and divided among the coupled pairs of an instance's copies
+        mutual = (s.value(self.coefficient) * s.sqrt(first.analog(s) * second.analog(s))
+                  / self.copies)
         k1, k2 = s.branch(first), s.branch(second)
         s.C.add(k1, k2, mutual)
         s.C.add(k2, k1, mutual)

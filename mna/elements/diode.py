@@ -8,6 +8,7 @@ junction potentials and capacitances, ``pnjlim`` and the depletion charge.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Mapping
@@ -26,7 +27,7 @@ from mna.elements.device import (
     parameters,
     terminal_array,
 )
-from mna.expr import Value
+from mna.expr import Value, times
 from mna.netlist.fields import FieldReader
 
 log = logging.getLogger(__name__)
@@ -236,9 +237,9 @@ class Diodes(Device):
 
     def __init__(self, names, terminals, saturation, vte, vtb, knee, cjo, vj, grading,
                  transit, fc, gmin, reltol, abstol, off, kf, af, recombination, vtr,
-                 forward_knee, reverse_knee):
+                 forward_knee, reverse_knee, copies):
         super().__init__(names, terminals)
-        self.kf, self.af = kf, af
+        self.kf, self.af, self.copies = kf, af, copies
         self.off = off != 0
         self.reltol, self.abstol = reltol, abstol
         self.saturation, self.vte, self.vtb, self.knee = saturation, vte, vtb, knee
@@ -259,7 +260,7 @@ class Diodes(Device):
         names = tuple(instance.name for instance in instances)
         return cls(names, terminal_array(instances, cls.width), *parameters(
             instances, "is", "vte", "vtb", "knee", "cjo", "vj", "m", "tt", "fc", "gmin", "reltol",
-            "abstol", "off", "kf", "af", "isr", "vtr", "ikf", "ikr"))
+            "abstol", "off", "kf", "af", "isr", "vtr", "ikf", "ikr", "copies"))
 
     def limit(self, v, previous):
         vd = v[:, 0] - v[:, 1]
@@ -322,11 +323,11 @@ class Diodes(Device):
 
     def noise(self, v, temperature):
         """ngspice's: shot noise ``2 q |Id|`` and flicker noise ``KF |Id|^AF / f`` of the
-        junction current (gmin's share included, as ngspice's)."""
+        junction current (gmin's share included, as ngspice's), of each of its `copies`."""
         current, _ = self.current(v[:, 0] - v[:, 1])
+        flicker = self.copies * self.kf * flicker_power(current / self.copies, self.af)
         return [NoiseCurrent("id", 0, 1, 2 * CHARGE * np.abs(current), np.zeros(self.count)),
-                NoiseCurrent("1overf", 0, 1, np.zeros(self.count),
-                             self.kf * flicker_power(current, self.af))]
+                NoiseCurrent("1overf", 0, 1, np.zeros(self.count), flicker)]
 
     def charge_branches(self):
         return [((self.cjo != 0) | (self.transit != 0),
@@ -461,15 +462,18 @@ def check_model(element: Element, circuit, kinds: tuple[str, ...], known: dict,
 
 @dataclass(eq=False)
 class Diode(Element):
-    """``Dname a k model [area] [OFF]``: current flows from anode a to cathode k; ``OFF``
-    starts a DC solution with the junction at 0 V (SPICE's)."""
+    """``Dname a k model [area] [OFF] [m=copies]``: current flows from anode a to cathode
+    k; ``OFF`` starts a DC solution with the junction at 0 V (SPICE's); ``m=`` that many in
+    parallel (ngspice's: as many times the area, with the breakdown current IBV and the
+    flicker noise of each copy)."""
 
     model: str
     area: Value
     off: bool = False
+    copies: Value = 1.0
 
     prefix = "D"
-    usage = ("Dname anode cathode model [area | area=value] [OFF]   with .model model D("
+    usage = ("Dname anode cathode model [area | area=value] [OFF] [m=copies]   with .model model D("
              + MODEL_PARAMETERS + ")")
 
     @classmethod
@@ -483,14 +487,19 @@ class Diode(Element):
         if area is not None and given is not None:
             reader.fail(f"{reader.name}: give the area once", usage=True)
         reader.done()
-        reader.no_more_options("area=")
+        copies = reader.option("m", "multiplier m")
+        reader.no_more_options("area=, m=")
         return cls(reader.name, reader.location, nodes, model,
-                   next((a for a in (area, given) if a is not None), 1.0), off)
+                   next((a for a in (area, given) if a is not None), 1.0), off,
+                   1.0 if copies is None else copies)
 
     @classmethod
     def from_plain(cls, name, location, nodes, word, scope) -> Diode:
         key = word.lower()   # the model's name
         return cls(name, location, nodes, scope.models.get(key, key), 1.0)
+
+    def copied(self, count):
+        return dataclasses.replace(self, copies=times(self.copies, count))
 
     def edges(self):
         return two_terminal_edge(self, Role.DISSIPATOR)
@@ -506,7 +515,8 @@ class Diode(Element):
 
     def stamp(self, s) -> None:
         p = model_values(self, s, DEFAULTS, ALIASES, RANGES)
-        area = self.positive(s, self.area, "area")
+        copies = self.positive(s, self.copies, "m")
+        area = self.positive(s, self.area, "area") * copies
         anode = self.nodes[0]
         if self.internal_nodes(s.circuit):
             anode = s.internal(self, "junction")
@@ -515,14 +525,16 @@ class Diode(Element):
             scale = 1 + p["trs1"] * rise + p["trs2"] * rise * rise
             s.noisy_conductance(f"{self.name}_rs", self.nodes[0], anode,
                                 series_conductance(self, area, p["rs"], scale, "RS"))
-        key = (self.model, "junction", area, self.off)
+        key = (self.model, "junction", area, copies, self.off)
         if (junction := s.model_values.get(key)) is None:
             junction = s.model_values[key] = MappingProxyType(
-                self._junction(s, p, area) | {"off": self.off})
+                self._junction(s, p, area, copies) | {"off": self.off})
         s.device(Diodes, self.name, (anode, self.nodes[1]), junction)
 
-    def _junction(self, s, p: Mapping[str, float], area: float) -> Mapping[str, float]:
-        """The junction's parameters at the circuit's temperature, for `Diodes`."""
+    def _junction(self, s, p: Mapping[str, float], area: float,
+                  copies: float) -> Mapping[str, float]:
+        """The junction's parameters at the circuit's temperature, for `Diodes` (`area`
+        that of all its `copies`)."""
         temperature, nominal = temperatures(s.circuit, p["tnom"])
         vt = BOLTZMANN_OVER_CHARGE * temperature
         vte = p["n"] * vt
@@ -539,14 +551,14 @@ class Diode(Element):
             vj = 1.0 / p["fc"]
         knee = math.inf
         if math.isfinite(p["bv"]):
-            knee = breakdown_knee(p["bv"], p["ibv"], saturation, vt, vtb / vt,
+            knee = breakdown_knee(p["bv"], p["ibv"] * copies, saturation, vt, vtb / vt,
                                   s.circuit.options.reltol)
         return MappingProxyType({
             "is": saturation, "vte": vte, "vtb": vtb, "knee": knee, "cjo": cjo, "vj": vj,
             "m": grading, "tt": p["tt"], "fc": p["fc"], "gmin": s.circuit.options.gmin,
             "reltol": s.circuit.options.reltol, "abstol": s.circuit.options.abstol,
             "kf": p["kf"], "af": p["af"], "isr": recombination, "vtr": vtr,
-            "ikf": p["ikf"] * area, "ikr": p["ikr"] * area})
+            "ikf": p["ikf"] * area, "ikr": p["ikr"] * area, "copies": copies})
 
     def through(self, s, row) -> None:
         self.fail("the diode current is not a linear function of the unknowns; "

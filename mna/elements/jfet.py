@@ -13,6 +13,7 @@ Gate voltages are limited in Newton as SPICE's ``pnjlim`` and ``fetlim`` do.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from mna.elements.diode import (
     unsettled,
 )
 from mna.elements.mosfet import fet_limit
-from mna.expr import Value
+from mna.expr import Value, times
 from mna.netlist.fields import FieldReader
 from mna.units import number
 
@@ -228,6 +229,9 @@ class Jfet(Element):
         return cls(reader.name, reader.location, nodes, model,
                    next((a for a in (area, given) if a is not None), 1.0),
                    1.0 if multiplier is None else multiplier, off)
+
+    def copied(self, count):
+        return dataclasses.replace(self, multiplier=times(self.multiplier, count))
 
     def edges(self):
         d, g, s = self.nodes

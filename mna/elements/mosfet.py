@@ -17,6 +17,7 @@ transient, Meyer's capacitances in an AC analysis, nothing at DC.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ from mna.elements.diode import (
     temperatures,
     unsettled,
 )
+from mna.expr import times
 from mna.netlist.fields import FieldReader
 
 DEFAULTS = {"level": 1.0, "vto": 0.0, "kp": None, "gamma": None, "phi": None, "lambda": 0.0,
@@ -418,6 +420,10 @@ class Mosfet(Element):
         sizes = reader.options(INSTANCE)
         reader.no_more_options(", ".join(f"{k.upper()}=" for k in INSTANCE))
         return cls(reader.name, reader.location, nodes, model, sizes, off)
+
+    def copied(self, count):
+        return dataclasses.replace(self, sizes={**self.sizes,
+                                                "m": times(self.sizes.get("m", 1.0), count)})
 
     def edges(self):
         d, g, s, b = self.nodes

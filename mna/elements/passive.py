@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -11,7 +12,7 @@ from mna.elements.base import Element, Role, two_terminal_edge
 from mna.elements.behavioural import BehaviouralSource
 from mna.elements.diode import check_model, model_values
 from mna.elements.modelled import ModelledElement, names_a_model, types_of
-from mna.expr import Expression, Instruction, Probe, Value
+from mna.expr import Expression, Instruction, Probe, Value, times
 from mna.netlist.fields import GROUND, FieldReader, plain_number
 from mna.netlist.model import Braced
 
@@ -88,6 +89,9 @@ class Passive(Element):
         matrix = s.C if cls.role is Role.ACROSS_STORE else s.G
         matrix.conductances([e.nodes[0] for e in elements], [e.nodes[1] for e in elements],
                             values)
+
+    def copied(self, count):
+        return dataclasses.replace(self, copies=times(self.copies, count))
 
     def edges(self):
         return two_terminal_edge(self, self.role)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import cmath
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import ClassVar
 
 from mna.domains import across_unit, through_unit
 from mna.elements.base import Element, Role, two_terminal_edge
-from mna.expr import Expression, Value
+from mna.expr import Expression, Value, times
 from mna.netlist.fields import FieldReader
 from mna.netlist.model import Braced, Call, field_text
 from mna.units import parse_number
@@ -79,8 +80,15 @@ class Source(Element):
                 dc = reader.value("DC value")
             else:
                 reader.done()
+        copies = cls.read_copies(reader)
         reader.no_more_options()
-        return cls(reader.name, reader.location, nodes, dc, ac_magnitude, ac_phase, waveform)
+        return cls(reader.name, reader.location, nodes, dc, ac_magnitude, ac_phase, waveform,
+                   **copies)
+
+    @classmethod
+    def read_copies(cls, reader: FieldReader) -> dict[str, Value]:
+        """The source's ``m=`` as its constructor takes it (none for an across source)."""
+        return {}
 
     def edges(self):
         return two_terminal_edge(self, self.role)
@@ -143,6 +151,9 @@ class AcrossSource(Source):
     def branches(self):
         return ("",)
 
+    def copied(self, count):
+        return self
+
     def input_unit(self, domain_of) -> str:
         return across_unit(self.port_domain(domain_of))
 
@@ -157,17 +168,28 @@ class AcrossSource(Source):
 class ThroughSource(Source):
     """Current, force, torque, volume-flow or heat-flow source (flows n+ → source → n-)."""
 
+    copies: Value = 1.0   # ngspice's m=: that many in parallel
+
     prefix = "I"
-    usage = "Iname n+ n- [DC] value [AC mag [phase]] [PULSE(...)|SIN(...)|EXP(...)|PWL(...)|{expr}]"
+    usage = ("Iname n+ n- [DC] value [AC mag [phase]] [PULSE(...)|SIN(...)|EXP(...)|PWL(...)|"
+             "{expr}] [m=copies]")
     role = Role.THROUGH_SOURCE
+
+    @classmethod
+    def read_copies(cls, reader: FieldReader) -> dict[str, Value]:
+        copies = reader.option("m", "multiplier m")
+        return {} if copies is None else {"copies": copies}
+
+    def copied(self, count):
+        return dataclasses.replace(self, copies=times(self.copies, count))
 
     def input_unit(self, domain_of) -> str:
         return through_unit(self.port_domain(domain_of))
 
     def stamp(self, s) -> None:
-        column = s.input(self)
-        s.B.add(self.nodes[0], column, -1)
-        s.B.add(self.nodes[1], column, 1)
+        column, copies = s.input(self), s.value(self.copies)
+        s.B.add(self.nodes[0], column, -copies)
+        s.B.add(self.nodes[1], column, copies)
 
     def through(self, s, row) -> None:
-        row.u.add(s.input(self), 1)
+        row.u.add(s.input(self), s.value(self.copies))

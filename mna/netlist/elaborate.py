@@ -468,6 +468,12 @@ class _Elaborator:
                                "instantiate the next twice, over and over?)", card.location)
         element = self._plain(cls, card, scope) or cls.from_fields(
             self._reader(card, scope, cls.usage))
+        if scope.copies != 1.0:
+            element = element.copied(scope.copies)
+            if element is None:
+                raise NetlistError(f"{card.head} cannot stand in an instance with m= (ngspice "
+                                   "leaves it single, which is no copies in parallel)",
+                                   card.location)
         key = element.name.lower()
         if key in self.elements_by_key:
             raise NetlistError(f"element '{element.name}' is defined twice", card.location)
@@ -478,7 +484,7 @@ class _Elaborator:
         """The element of a card ``name n+ n- word`` of words only, where its class reads
         such a line itself (`Element.from_plain`); None for any other card."""
         fields = card.fields
-        if card.places is not None or card.options or len(fields) != 3:
+        if card.places is not None or card.options or len(fields) != 3 or scope.copies != 1.0:
             return None
         nodes = (scope.node(fields[0]), scope.node(fields[1]))
         element = cls.from_plain(scope.name(card.head), card.location, nodes, fields[2], scope)
@@ -489,7 +495,7 @@ class _Elaborator:
         return element
 
     def _instance(self, card: Card, scope: Scope, depth: int) -> None:
-        usage = "Xname node ... subcircuit [params:] [p=value ...]"
+        usage = "Xname node ... subcircuit [params:] [p=value ...] [m=copies]"
         words = _instance_words(card)
         if not words:
             raise NetlistError(f"missing subcircuit name\n  usage: {usage}", card.location)
@@ -521,6 +527,9 @@ class _Elaborator:
         # (that .param is then its default, as in ngspice)
         local = {a.name.lower() for c in sub.body if c.key == ".param" for a in c.options}
         declared = {assignment(a, a.location).name.lower() for a in sub.defaults} | local
+        copies = scope.copies
+        if "m" in overrides and "m" not in declared:   # ngspice's multiplier
+            copies *= self._instance_copies(reader, overrides.pop("m"))
         for key, assign in overrides.items():
             if key not in declared:
                 raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{key}'",
@@ -531,7 +540,8 @@ class _Elaborator:
         inner = Scope(prefix=prefix, nodes=node_map,
                       substitutions=dict(scope.substitutions), known=scope.known,
                       functions=scope.functions, globals=scope.globals, random=scope.random,
-                      model_kinds=scope.model_kinds, models={**scope.models, **local_models})
+                      model_kinds=scope.model_kinds, models={**scope.models, **local_models},
+                      copies=copies)
         for default in sub.defaults:
             key = default.name.lower()
             if key in overrides:
@@ -552,6 +562,20 @@ class _Elaborator:
         self.expanding.append(sub.local)
         self._cards(body, inner, depth + 1)
         self.expanding.pop()
+
+    @staticmethod
+    def _instance_copies(reader: FieldReader, assign: Assign) -> float:
+        """The ``m=`` of an instance whose subcircuit has no parameter m: ngspice's
+        multiplier, a positive number."""
+        if len(assign.values) != 1:
+            reader.fail("m= takes one value", assign.location)
+        value = reader.evaluate(assign.values[0], "multiplier m", assign.places[0])
+        if not isinstance(value, float):
+            reader.fail("an instance's m= must be a number, not one that .step or .mc "
+                        "varies", assign.places[0])
+        if not (value > 0 and math.isfinite(value)):
+            reader.fail(f"an instance's m= must be positive, got {value:g}", assign.places[0])
+        return value
 
     def _elements_made(self, sub: Subcircuit, outer: tuple[Subcircuit, ...] = ()) -> float:
         """About how many elements an instance of `sub` makes (within the subcircuits

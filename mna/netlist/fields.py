@@ -42,7 +42,8 @@ class Scope:
     `model_kinds` the type of every ``.model`` of the netlist by name (an R line that names
     a resistor model reads as SPICE's, one that names a friction model as mna's); `models`
     the circuit's key of each model defined in the subcircuits around (local to them, as in
-    ngspice), by name.
+    ngspice), by name; `copies` the product of the ``m=`` of the instances around (ngspice's
+    multiplier: the instance stands for that many in parallel).
     """
 
     prefix: str = ""
@@ -54,6 +55,7 @@ class Scope:
     random: RandomCalls | None = None
     model_kinds: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
+    copies: float = 1.0
 
     def node(self, word: str) -> str:
         """The circuit's key of the node named `word` here."""
