@@ -199,7 +199,7 @@ class BehaviouralSource(Element):
         braced = value if isinstance(value, Braced) else Braced(str(value), assign.places[0])
         expression = reader.behavioural(braced)
         coefficients = reader.options(("tc1", "tc2"))
-        if given[0] == "i" and (copies := reader.option("m", "multiplier m")) is not None:
+        if given[0] == "i" and (copies := reader.copies()) is not None:
             expression = times(expression, copies)
         reader.no_more_options("v= or i=, tc1=, tc2=" + (", m=" if given[0] == "i" else ""))
         return cls(reader.name, reader.location, nodes, given[0], expression, **coefficients)

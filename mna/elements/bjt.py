@@ -329,7 +329,7 @@ class BipolarTransistor(Element):
         if area is None:
             area = given if given is not None else 1.0
         reader.done()
-        copies = reader.option("m", "multiplier m")
+        copies = reader.copies()
         reader.no_more_options("area=, m=")
         return cls(reader.name, reader.location, tuple(nodes), model, area, substrate, off,
                    1.0 if copies is None else copies)

@@ -129,7 +129,7 @@ class AcrossControlled(Element):
         nodes = reader.nodes("n+", "n-", "nc+", "nc-")
         gain = reader.value("gain")
         reader.done()
-        if kind == "i" and (copies := reader.option("m", "multiplier m")) is not None:
+        if kind == "i" and (copies := reader.copies()) is not None:
             gain = times(gain, copies)
         reader.no_more_options("m=" if kind == "i" else "")
         return cls(reader.name, reader.location, nodes, gain)
@@ -211,7 +211,7 @@ class ThroughControlled(Element):
         gain = reader.value("gain")
         reader.done()
         current = cls.prefix == "F"
-        if current and (copies := reader.option("m", "multiplier m")) is not None:
+        if current and (copies := reader.copies()) is not None:
             gain = times(gain, copies)
         reader.no_more_options("m=" if current else "")
         return cls(reader.name, reader.location, nodes, control, gain)

@@ -487,7 +487,7 @@ class Diode(Element):
         if area is not None and given is not None:
             reader.fail(f"{reader.name}: give the area once", usage=True)
         reader.done()
-        copies = reader.option("m", "multiplier m")
+        copies = reader.copies()
         reader.no_more_options("area=, m=")
         return cls(reader.name, reader.location, nodes, model,
                    next((a for a in (area, given) if a is not None), 1.0), off,

@@ -223,7 +223,7 @@ class Jfet(Element):
         given = reader.option("area")
         if area is not None and given is not None:
             reader.fail(f"{reader.name}: give the area once", usage=True)
-        multiplier = reader.option("m")
+        multiplier = reader.copies()
         reader.done()
         reader.no_more_options("area=, m=")
         return cls(reader.name, reader.location, nodes, model,

@@ -417,7 +417,8 @@ class Mosfet(Element):
         model = reader.model()
         off = reader.flag("off")
         reader.done()
-        sizes = reader.options(INSTANCE)
+        copies = reader.copies()
+        sizes = reader.options(INSTANCE) | ({} if copies is None else {"m": copies})
         reader.no_more_options(", ".join(f"{k.upper()}=" for k in INSTANCE))
         return cls(reader.name, reader.location, nodes, model, sizes, off)
 

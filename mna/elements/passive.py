@@ -52,7 +52,7 @@ class Passive(Element):
         valued = bare is not None or any(key in reader.assigns for key in cls.keywords - {"m"})
         if valued and "m" in reader.assigns and cls.role is not Role.DISSIPATOR:
             # beside a value, C's and L's m= is ngspice's multiplier (alone, C's is a mass)
-            copies["copies"] = reader.option("m")
+            copies["copies"] = reader.copies()
         given = [key for key in reader.assigns if key in cls.keywords]
         if len(given) > 1 or (given and bare is not None):
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
@@ -142,7 +142,7 @@ class Passive(Element):
         resistance or an inductance divided by them, a capacitance multiplied."""
         if self.copies == 1.0:
             return value
-        copies = s.value(self.copies)
+        copies = self.positive(s, self.copies, "m")
         return value * copies if self.role is Role.ACROSS_STORE else value / copies
 
 

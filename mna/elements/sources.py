@@ -177,7 +177,7 @@ class ThroughSource(Source):
 
     @classmethod
     def read_copies(cls, reader: FieldReader) -> dict[str, Value]:
-        copies = reader.option("m", "multiplier m")
+        copies = reader.copies()
         return {} if copies is None else {"copies": copies}
 
     def copied(self, count):

@@ -213,6 +213,15 @@ class FieldReader:
             self.fail(f"{key}= takes one value", assign.location)
         return self.evaluate(assign.values[0], what or key, assign.places[0])
 
+    def copies(self) -> Value | None:
+        """The line's ``m=`` (ngspice's multiplier: that many in parallel), or None; a
+        number must be positive."""
+        assign = self.assigns.get("m")
+        value = self.option("m", "multiplier m")
+        if isinstance(value, float) and not 0 < value < math.inf:
+            self.fail(f"m= must be positive, got {value:g}", assign.places[0])
+        return value
+
     def options(self, keys: Collection[str]) -> dict[str, Value]:
         """The values of the ``key=value`` fields whose key is one of `keys`, in the card's
         order (the others are left to `no_more_options`)."""

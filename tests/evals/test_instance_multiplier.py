@@ -174,3 +174,15 @@ def test_an_instance_m_must_be_a_positive_number(value, message):
         mna.read_string(text)
     assert raised.value.location.line == 8
     assert raised.value.location.column == len("X1 in blk m=") + 1
+
+
+@pytest.mark.parametrize("line", ["R1 a 0 1k m=0", "R1 a 0 1k m={1-1}", "C1 a 0 1u m=0",
+                                  "L1 a 0 1m m=-1", "I1 a 0 1m m=-1", "D1 a 0 dd m=0",
+                                  "Q1 a a 0 qq m=0", "J1 a a 0 jj m=0", "M1 a a 0 0 mm m=0",
+                                  "G1 a 0 a 0 1m m=0", "F1 a 0 V1 2 m=-1", "B1 a 0 I=1 m=-2"])
+def test_an_element_m_must_be_positive(line):
+    text = (f"bad m\nV1 a 0 1\nR9 a 0 1k\n{line}\n.model dd D\n.model qq NPN\n"
+            ".model jj NJF\n.model mm NMOS\n.op\n")
+    with pytest.raises(NetlistError, match="m(=)? must be positive") as raised:
+        mna.run(mna.read_string(text))
+    assert raised.value.location.line == 4
