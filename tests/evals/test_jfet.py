@@ -52,7 +52,8 @@ def test_area_and_m_scale_the_device_and_its_resistances():
              ".dc VD 0 5 0.5\n")
     six = dc("six\nVD d 0 0\nVG g 0 -0.5\nJ1 d g 0 jx 2 m=3\n.model jx NJF(rd=60 rs=30 beta=1m)\n"
              ".dc VD 0 5 0.5\n")
-    assert np.allclose(np.asarray(six["I(VD)"]), 6 * np.asarray(one["I(VD)"]), rtol=1e-9)
+    assert np.allclose(np.asarray(six["I(VD)"]), 6 * np.asarray(one["I(VD)"]), rtol=1e-9,
+                       atol=1e-10)
 
 
 @pytest.mark.parametrize("line, message", [
@@ -162,11 +163,12 @@ def test_noise_against_ngspice(level, ngspice):
             + ".noise v(out) VIN dec 5 10 10Meg 1\n")
     spectra, totals = ngspice.run(deck).plots
     (result,) = [r for r in mna.run(mna.read_string(deck)) if r.kind == "noise"]
-    assert np.allclose(result["onoise_spectrum"], spectra.data["onoise_spectrum"], rtol=1e-8)
+    assert np.allclose(result["onoise_spectrum"], spectra.data["onoise_spectrum"], rtol=1e-8,
+                       atol=0)
     assert result["onoise_total"][-1] == pytest.approx(
         totals.data["V(onoise_total)"].iloc[0], rel=1e-8)
     for name in ("onoise_J1_id", "onoise_J1_1overf", "onoise_J1_rd", "onoise_J1_rs"):
-        assert np.allclose(result[name], spectra.data[name.lower()], rtol=1e-8), name
+        assert np.allclose(result[name], spectra.data[name.lower()], rtol=1e-8, atol=0), name
 
 
 def test_state_space_tf_and_ac_of_a_jfet_stage_agree():

@@ -100,7 +100,7 @@ def test_diode_reverse_bias_current_is_the_saturation_current():
     vd = op["V(k)"]
     vte = THERMAL_VOLTAGE
     expected = -1e-12 * (1 + (3 * vte / (math.e * vd)) ** 3) + 1e-12 * vd
-    assert op["I(V1)"] == pytest.approx(expected, rel=1e-9)
+    assert op["I(V1)"] == pytest.approx(expected, rel=1e-9, abs=0)
 
 
 def test_joule_heated_rod_steady_state_is_the_discrete_poisson_solution():

@@ -968,4 +968,4 @@ def test_pspice_parameters_that_ngspice_ignores_are_ignored_with_a_warning(ngspi
     assert "Isr=322.4f N=1 Nr=2 Alpha=311.7u Vk=243.6 M=.3622: other simulators'" in caplog.text
     theirs = ngspice.run(text.format(maker="") + ".op\n")["op"].data.iloc[0]
     for source in ("vd", "vg"):
-        assert ours[f"i({source})"] == pytest.approx(theirs[f"I({source})"], rel=1e-9)
+        assert ours[f"i({source})"] == pytest.approx(theirs[f"I({source})"], rel=1e-9, abs=0)

@@ -105,7 +105,7 @@ def test_dc_motor_stall_drops_the_clamped_inertia():
     assert set(model.states) == {"I(La)", "I(Lshaft)", "V(load)"}
     i = model.states.index("I(La)")
     assert model.A[i, i] == pytest.approx(-500)
-    assert np.allclose(model.E, 0) and np.allclose(model.F, 0)
+    assert not np.any(model.E) and not np.any(model.F)
 
 
 # -- StateMint --------------------------------------------------------------------------------

@@ -228,4 +228,4 @@ def test_zeros_and_gain_match_python_control(key):
             assert nearest_distance(zeros, reference, floor) <= 1e-6, (item, reference)
             for s in sample_points(item):
                 G = complex(plant[i, j](s))
-                assert zpk_value(item, s) == pytest.approx(G, rel=1e-9)
+                assert zpk_value(item, s) == pytest.approx(G, rel=1e-9, abs=0)
