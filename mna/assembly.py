@@ -9,6 +9,7 @@ symbolic one (sympy), depending on the backend.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -208,20 +209,22 @@ class OutputRow:
 
 class Numbering:
     """The unknowns of a circuit in order: node across variables, nodes inside elements,
-    then element branches (through variables), with their labels and units."""
+    then element branches (through variables), with their labels and units. `measured`:
+    the terminal currents read (`measured_terminals`), each an ammeter's node and branch."""
 
-    def __init__(self, circuit: Circuit):
+    def __init__(self, circuit: Circuit, measured: Mapping[str, tuple[str, ...]]):
         self.node_index = {key: i for i, key in enumerate(circuit.nodes)}
         self.node_index[GROUND] = -1
         unknowns = [f"V({node.name})" for node in circuit.nodes.values()]
         units = [across_unit(node.domain) for node in circuit.nodes.values()]
         branched = []   # elements with extra unknowns, and their names
         for element in circuit.elements:
-            for suffix in element.internal_nodes(circuit):
+            ammeters = measured.get(element.name.lower(), ())
+            for suffix in (*element.internal_nodes(circuit), *(f"@{a}" for a in ammeters)):
                 self.node_index[_internal_key(element, suffix)] = len(unknowns)
                 unknowns.append(f"V({element.name}#{suffix})")
                 units.append(across_unit(element.port_domain(circuit.domain_of)))
-            if ports := element.branches():
+            if ports := (*element.branches(), *ammeters):
                 branched.append((element, ports))
         self.across_count = len(unknowns)
         self.branch_index: dict[tuple[int, str], int] = {}
@@ -243,16 +246,19 @@ class Stamper:
     """Collects G, C, B of a circuit in the numbering of its unknowns; with `small_signal`,
     the values of the AC analysis where an element has its own (a resistor's ``ac=``).
     `value` and `sqrt` are the backend's: floats, or sympy expressions; with `noise`, the
-    noise sources of the linear conductances are collected too."""
+    noise sources of the linear conductances are collected too. The terminal currents that
+    the circuit's outputs and `outputs` read get ammeters (`measured_terminals`): one
+    circuit and `outputs` make one numbering."""
 
     def __init__(self, circuit: Circuit, backend, small_signal: bool = False,
-                 noise: bool = False):
+                 noise: bool = False, outputs: Sequence[OutputName] = ()):
         self.circuit = circuit
         self.backend = backend
         self.small_signal = small_signal
         self.value = backend.evaluate
         self.sqrt = backend.sqrt
-        numbering = Numbering(circuit)
+        self.measured = measured_terminals(circuit, outputs)
+        numbering = Numbering(circuit, self.measured)
         self.index_of = numbering.index_of
         self.node_index = numbering.node_index
         self.branch_index = numbering.branch_index
@@ -334,13 +340,15 @@ def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
                outputs: tuple[OutputName, ...] | None, symbolic: bool,
                small_signal: bool, noise: bool) -> DescriptorSystem:
     backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit, overrides)
-    s = Stamper(circuit, backend, small_signal, noise)
+    outputs = outputs if outputs is not None else circuit.probed_outputs()
+    s = Stamper(circuit, backend, small_signal, noise, outputs)
     # elements whose stamp is a plain number, by class, stamped together as arrays after
     # the others (numeric, without noise sources); only sums of entries in one place move,
     # by their rounding
     plain: dict[type[Element], tuple[list[Element], list[float]]] = {}
     for element in circuit.elements:
-        if not (symbolic or noise) and (value := element.plain_value()) is not None:
+        if not (symbolic or noise or element.name.lower() in s.measured) and (
+                value := element.plain_value()) is not None:
             elements, values = plain.setdefault(type(element), ([], []))
             elements.append(element)
             values.append(value)
@@ -348,7 +356,6 @@ def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
             _stamp(element, s)
     for kind, (elements, values) in plain.items():
         kind.stamp_plain(s, elements, np.array(values))
-    outputs = outputs if outputs is not None else circuit.probed_outputs()
     rows = s.output_row()
     for number, output in enumerate(outputs):
         rows.begin(number)
@@ -383,14 +390,52 @@ def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
     )
 
 
+def measured_terminals(circuit: Circuit, outputs: Sequence[OutputName]
+                       ) -> dict[str, tuple[str, ...]]:
+    """The terminal currents (`Element.terminal_currents`) that `outputs`, the circuit's
+    outputs and its elements' laws read, by element key: ``@q1[ic]``, or ``I(D1)`` of an
+    element with one."""
+    found: dict[str, dict[str, None]] = {}
+    probes = [probe for output in (*circuit.probed_outputs(), *outputs)
+              for probe in output.probes()]
+    probes += [OutputName(probe.kind, probe.names) for element in circuit.elements
+               for probe in element.probes()]
+    for probe in probes:
+        if probe.kind != "I":
+            continue
+        currents = circuit.elements_by_key[probe.keys[0]].terminal_currents()
+        port = probe.keys[1] if probe.keys[1:] else next(iter(currents), None)
+        if port in currents and (probe.keys[1:] or len(currents) == 1):
+            found.setdefault(probe.keys[0], {})[port] = None
+    return {key: tuple(ports) for key, ports in found.items()}
+
+
 def _stamp(element: Element, s: Stamper) -> None:
-    """`element`'s stamps; an error without a place is put at the element."""
+    """`element`'s stamps (behind ammeters where its terminal currents are measured); an
+    error without a place is put at the element."""
+    if ammeters := s.measured.get(element.name.lower()):
+        element = _behind_ammeters(element, ammeters, s)
     try:
         element.stamp(s)
     except NetlistError as error:
         if error.location is not None:
             raise
         raise NetlistError(f"{element.name}: {error.message}", element.location) from None
+
+
+def _behind_ammeters(element: Element, ports: tuple[str, ...], s: Stamper) -> Element:
+    """`element` with each terminal of `ports` moved onto a node of its own, which an
+    ammeter joins to the terminal's node (its branch, the element's unknown of that port,
+    is the current entering the terminal)."""
+    nodes = list(element.nodes)
+    for port in ports:
+        index = element.terminal_currents()[port]
+        inner = _internal_key(element, f"@{port}")
+        k = s.branch(element, port)
+        s.G.incidence(nodes[index], inner, k)
+        s.G.across(k, nodes[index], inner, 1)
+        nodes[index] = inner
+    return dataclasses.replace(element, nodes=tuple(nodes))
 
 
 def output_row(s: Stamper, circuit: Circuit, output: OutputName) -> OutputRow:

@@ -161,9 +161,12 @@ class Circuit:
             if element is None:
                 raise NetlistError(f"no element '{output.keys[0]}' in the circuit", where)
             ports = [p for p in element.branches() if p]
-            if output.keys[1:] and output.keys[1] not in ports:
-                raise NetlistError(f"{element.name} has no unknown '{output.keys[1]}' (its "
-                                   f"own: {', '.join(ports) or 'none'})", where)
+            currents = element.terminal_currents()
+            if output.keys[1:] and output.keys[1] not in (*ports, *currents):
+                what = (f"terminal current '{output.keys[1]}' (its own: {', '.join(currents)})"
+                        if currents else
+                        f"unknown '{output.keys[1]}' (its own: {', '.join(ports) or 'none'})")
+                raise NetlistError(f"{element.name} has no {what}", where)
             return
         for key in output.keys:
             if key != GROUND and key not in self.nodes:
@@ -192,8 +195,11 @@ class Circuit:
             return output.expression.text
         if output.kind == "V":
             return f"V{output.part}({','.join(self.node_name(k) for k in output.keys)})"
+        element = self.elements_by_key[output.keys[0]]
+        if output.keys[1:] and output.keys[1] in element.terminal_currents():
+            return f"@{element.name}[{output.keys[1]}]"   # as ngspice names it
         port = "".join(f":{p}" for p in output.keys[1:])
-        return f"I{output.part}({self.elements_by_key[output.keys[0]].name}{port})"
+        return f"I{output.part}({element.name}{port})"
 
     def unit(self, output: OutputName) -> str:
         if output.kind == "E":

@@ -88,7 +88,7 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
     chosen = [lowered.index(n.lower()) for n in inputs] if inputs is not None else list(
         range(len(names)))
     backend = SymbolicBackend(circuit) if symbolic else NumericBackend(circuit)
-    candidates = candidates_of(circuit, Stamper(circuit, backend))
+    candidates = candidates_of(circuit, Stamper(circuit, backend, outputs=outputs or ()))
     G, C, P, Q = system.G, system.C, system.P, system.Q
     if symbolic:
         B = system.B.extract(list(range(system.B.shape[0])), chosen)

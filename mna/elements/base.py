@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from mna.assembly import OutputRow, Stamper
+    from mna.expr import Probe
     from mna.netlist.fields import FieldReader, Scope
 
 
@@ -159,6 +160,18 @@ class Element:
 
     def branches(self) -> tuple[str, ...]:
         """Names of the extra unknowns this element needs ('' is its own through variable)."""
+        return ()
+
+    def terminal_currents(self) -> dict[str, int]:
+        """The through variables entering its terminals that outputs may read where they are
+        no linear function of the unknowns (ngspice's names: a diode's ``id``, a bipolar
+        transistor's ``ic``, ``ib``, ``ie``), each by its terminal's place in `nodes`. Where
+        one is read, assembly joins that terminal to its node through an ammeter of its own
+        (a 0-valued across source, whose through variable it is)."""
+        return {}
+
+    def probes(self) -> tuple[Probe, ...]:
+        """The outputs of the circuit the element's law reads (a behavioural source's)."""
         return ()
 
     def has_small_signal_values(self) -> bool:

@@ -280,9 +280,11 @@ class BehaviouralSource(Element):
         return sum((value * variable(col) for col, value in zip(row.x.cols, row.x.values)),
                    sympy.Integer(0))
 
+    def terminal_currents(self):
+        return {} if self.kind == "v" else {"i": 0}
+
+    def probes(self):
+        return tuple(self.expression.probes)
+
     def through(self, s, row) -> None:
-        if self.kind == "v":
-            row.x.add(s.branch(self), 1)
-        else:
-            self.fail("the through variable of a B I= source is its expression; probe it with "
-                      "a 0 V source in series")
+        row.x.add(s.branch(self, "" if self.kind == "v" else "i"), 1)

@@ -441,6 +441,9 @@ class BipolarTransistor(Element):
                  (inner["collector"], inner["base"], inner["emitter"], b, substrate),
                  values | {"off": self.off})
 
+    def terminal_currents(self):
+        return {"ic": 0, "ib": 1, "ie": 2, **({"is": 3} if self.substrate else {})}
+
     def through(self, s, row) -> None:
-        self.fail("a transistor's current is not a linear function of the unknowns; "
-                  "probe it with a 0 V source in series")
+        self.fail(f"a transistor has a current at each terminal: @{self.name}[ic], "
+                  f"@{self.name}[ib], @{self.name}[ie]")

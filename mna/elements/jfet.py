@@ -295,7 +295,10 @@ class Jfet(Element):
         s.device(Jfets, self.name, (inner["drain"], g, inner["source"]),
                  values | {"off": self.off})
 
+    def terminal_currents(self):
+        return {"id": 0, "ig": 1, "is": 2}
+
     def through(self, s, row) -> None:
-        self.fail("a transistor's current is not a linear function of the unknowns; "
-                  "probe it with a 0 V source in series")
+        self.fail(f"a transistor has a current at each terminal: @{self.name}[id], "
+                  f"@{self.name}[ig], @{self.name}[is]")
 

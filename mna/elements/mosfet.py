@@ -563,7 +563,10 @@ class Mosfet(Element):
         s.device(Mosfets, self.name, (drain, g, inner_source, b, *meyer),
                  values | overlaps | {"off": self.off})
 
+    def terminal_currents(self):
+        return {"id": 0, "ig": 1, "is": 2, "ib": 3}
+
     def through(self, s, row) -> None:
-        self.fail("a transistor's current is not a linear function of the unknowns; "
-                  "probe it with a 0 V source in series")
+        self.fail(f"a transistor has a current at each terminal: @{self.name}[id], "
+                  f"@{self.name}[ig], @{self.name}[is], @{self.name}[ib]")
 

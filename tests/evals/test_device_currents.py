@@ -1,0 +1,156 @@
+"""A device's terminal currents as outputs (``@q1[ic]``, ``I(D1)``): against ngspice 39, and
+against the current of a 0 V source written in series with the terminal, in every analysis;
+their sum over a device's terminals is zero."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mna
+from mna.errors import NetlistError
+
+DEVICES = """devices
+V1 in 0 DC 0.7 AC 1 PULSE(0.6 0.8 10n 5n 5n 40n 100n)
+R1 in a 100
+{a}D1 {a2} 0 dd
+VCC vcc 0 5
+RC vcc c 1k
+{c}Q1 {c2} a e 0 qq
+RE e 0 10
+RJ vcc dj 2k
+J1 dj g 0 jj
+VG g a DC -1.2
+RM vcc dm 5k
+M1 dm a sm 0 mm W=20u L=2u
+RS sm 0 100
+.model dd D(IS=1e-14 RS=2 CJO=5p TT=10n)
+.model qq NPN(IS=1e-15 BF=100 RB=20 CJE=2p CJC=1p TF=1n VAF=50)
+.model jj NJF(VTO=-2 BETA=1e-4 LAMBDA=0.01 CGS=1p CGD=1p)
+.model mm NMOS(VTO=0.5 KP=1e-4 LAMBDA=0.02 CGSO=1e-10 CGDO=1e-10 CBD=1f)
+.options reltol=1e-9 abstol=1e-15 vntol=1e-12
+"""
+CURRENTS = ["@d1[id]", "@q1[ic]", "@q1[ib]", "@q1[ie]", "@q1[is]", "@j1[id]", "@j1[ig]", "@j1[is]",
+            "@m1[id]", "@m1[ig]", "@m1[is]", "@m1[ib]"]
+
+
+def plain() -> str:
+    return DEVICES.format(a="", a2="a", c="", c2="c")
+
+
+def with_ammeters() -> str:
+    """The same circuit with 0 V sources in series with the diode's anode and the
+    transistor's collector."""
+    return DEVICES.format(a="Va a a2 0\n", a2="a2", c="Vc c c2 0\n", c2="c2")
+
+
+def columns(text: str, analysis: str) -> dict[str, np.ndarray]:
+    (result,) = mna.run(mna.read_string(text + analysis))
+    if result.kind == "op":
+        return {name.lower(): np.array([value]) for name, value in zip(result.names,
+                                                                        result.values)}
+    return {name.lower(): np.asarray(value) for name, value in result.table().items()}
+
+
+@pytest.mark.ngspice
+def test_terminal_currents_match_ngspice_at_the_operating_point(ngspice):
+    # not @q1[is]: ngspice 39 gives the current leaving the substrate at DC (gmin's, here)
+    currents = [name for name in CURRENTS if name != "@q1[is]"]
+    text = plain() + f".save {' '.join(currents)}\n.op\n"
+    ours = mna.operating_point(mna.read_string(text))
+    theirs = ngspice.run(text)["op"].data.iloc[0]
+    for name in currents:
+        assert ours[name.replace(name[1:3], name[1:3].upper())] == pytest.approx(
+            theirs[f"I({name})"], rel=1e-7, abs=1e-11), name
+    assert abs(theirs["I(@q1[ic])"]) > 1e-5 and abs(theirs["I(@m1[id])"]) > 1e-5
+
+
+@pytest.mark.ngspice
+def test_a_swept_collector_current_matches_ngspice(ngspice):
+    text = plain() + ".save @q1[ic] @q1[ib]\n.dc V1 0.6 0.9 0.05\n"
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["dc"].data
+    for name in ("@Q1[ic]", "@Q1[ib]"):   # ngspice's ic leaves out the substrate junction's
+        # current, here gmin's 1e-12 S at 5 V
+        assert np.allclose(ours[name], theirs[f"I({name.lower()})"], rtol=1e-7, atol=1e-11)
+
+
+@pytest.mark.ngspice
+def test_transient_terminal_currents_match_ngspice(ngspice):
+    """ngspice's include the junctions' charge currents, as mna's: they agree as the two
+    tools' transient solutions do (the current of a 0 V source in series, alike)."""
+    text = with_ammeters() + (".save @d1[id] @q1[ic] I(Va) I(Vc)\n.options reltol=1e-6\n"
+                              ".tran 0.5n 100n 0 0.2n\n")
+    (ours,) = mna.run(mna.read_string(text))
+    theirs = ngspice.run(text)["tran"].data
+    for name, source in (("@D1[id]", "I(Va)"), ("@Q1[ic]", "I(Vc)")):
+        reference = theirs[f"I({name.lower()})"].to_numpy()
+        ours_there = np.interp(theirs["time"], ours["time"], ours[name])
+        agreement = np.max(np.abs(np.interp(theirs["time"], ours["time"], ours[source])
+                                  - theirs[source.replace("V", "v")]))
+        assert np.max(np.abs(ours_there - reference)) < 2 * agreement + 1e-9 * np.ptp(reference)
+        assert np.ptp(reference) > 1e-4   # the pulse moves it
+
+
+@pytest.mark.parametrize("analysis", [".op\n", ".dc V1 0.5 0.9 0.1\n", ".ac dec 3 1k 1g\n",
+                                      ".tran 0.5n 100n\n"])
+def test_a_terminal_current_is_that_of_a_0_v_source_in_series(analysis):
+    measured = columns(with_ammeters() + ".save @d1[id] I(D1) @q1[ic] I(Va) I(Vc)\n",
+                       analysis)
+    for name, source in (("@d1[id]", "i(va)"), ("i(d1)", "i(va)"), ("@q1[ic]", "i(vc)")):
+        assert np.allclose(measured[name], measured[source], rtol=1e-12, atol=1e-18), name
+    assert np.max(np.abs(measured["@q1[ic]"])) > 1e-6
+
+
+@pytest.mark.parametrize("analysis", [".ac dec 3 1k 1g\n", ".tran 0.5n 100n\n"])
+def test_the_terminal_currents_of_a_device_sum_to_zero(analysis):
+    measured = columns(plain() + f".save {' '.join(CURRENTS[1:])}\n", analysis)
+    for device, ports in (("q1", "cbes"), ("j1", "dgs"), ("m1", "dgsb")):
+        currents = [measured[f"@{device}[i{port}]"] for port in ports]
+        scale = max(np.max(np.abs(c)) for c in currents)
+        assert np.max(np.abs(sum(currents))) <= 1e-9 * scale, device
+        assert scale > 1e-9
+
+
+def test_a_small_signal_collector_current_is_the_slope_of_the_swept_one():
+    """.ac's @q1[ic] per volt at 1 Hz is d Ic / d V1 of .dc at the operating point (the
+    capacitances do not yet speak there)."""
+    text = plain() + ".save @q1[ic]\n"
+    (ac,) = mna.run(mna.read_string(text + ".ac lin 1 1 1\n"))
+    (dc,) = mna.run(mna.read_string(text + ".dc V1 0.699 0.701 0.001\n"))
+    slope = (dc["@Q1[ic]"][2] - dc["@Q1[ic]"][0]) / 0.002
+    assert ac["@Q1[ic]"][0] == pytest.approx(slope, rel=1e-5)
+
+
+def test_a_behavioural_current_source_reports_its_current_and_a_source_reads_a_diode_current():
+    text = ("b\n.options reltol=1e-9 abstol=1e-15 vntol=1e-12\nV1 a 0 DC 2\n"
+            "B1 a 0 I=V(a)*V(a)*1m\nD1 a k dd\nRK k 0 1k\nB2 m 0 V=I(D1)*1k\nRM m 0 1k\n"
+            ".model dd D(IS=1e-14)\n.save I(B1) I(D1) V(m) V(k)\n")
+    op = mna.operating_point(mna.read_string(text))
+    assert op["I(B1)"] == pytest.approx(4e-3, rel=1e-12)
+    assert op["I(D1)"] == pytest.approx(op["V(k)"] / 1e3, rel=1e-9)
+    assert op["V(m)"] == pytest.approx(op["I(D1)"] * 1e3, rel=1e-9)
+
+
+def test_terminal_currents_inside_an_instance():
+    text = ("x\n.options reltol=1e-12 abstol=1e-18 vntol=1e-15\nV1 a 0 DC 0.7\n"
+            ".subckt pn p\nD1 p 0 dd\n.model dd D(IS=1e-14)\n.ends\n"
+            "X1 a pn\nX2 a pn m=3\n.save @x1.d1[id] @x2.d1[id] I(V1)\n")
+    op = mna.operating_point(mna.read_string(text))
+    assert op["@X2.D1[id]"] == pytest.approx(3 * op["@X1.D1[id]"], rel=1e-10)
+    assert op["I(V1)"] == pytest.approx(-4 * op["@X1.D1[id]"], rel=1e-10)
+
+
+@pytest.mark.parametrize("save, message", [
+    ("@q1[ix]", "Q1 has no terminal current 'ix' (its own: ic, ib, ie)"),
+    ("I(Q1)", "a transistor has a current at each terminal: @Q1[ic], @Q1[ib], @Q1[ie]"),
+    ("@r9[id]", "R9 has no unknown 'id'"),
+    ("@q7[ic]", "no element 'q7' in the circuit"),
+])
+def test_a_terminal_current_that_is_not_there_is_refused_at_its_place(save, message):
+    text = ("bad\nV1 c 0 DC 5\nVB b 0 DC 0.7\nQ1 c b 0 qq\nR9 c 0 1k\n.model qq NPN\n"
+            f".save {save}\n.op\n")
+    with pytest.raises(NetlistError, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")) as raised:
+        mna.run(mna.read_string(text))
+    assert raised.value.location.line in (4, 7)
