@@ -398,9 +398,7 @@ def measured_terminals(circuit: Circuit, outputs: Sequence[OutputName]
     found: dict[str, dict[str, None]] = {}
     probes = [probe for output in (*circuit.probed_outputs(), *outputs)
               for probe in output.probes()]
-    probes += [OutputName(probe.kind, probe.names) for element in circuit.elements
-               for probe in element.probes()]
-    for probe in probes:
+    for probe in (*probes, *circuit.element_probes):
         if probe.kind != "I":
             continue
         currents = circuit.elements_by_key[probe.keys[0]].terminal_currents()

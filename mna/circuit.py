@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from mna.domains import Domain, across_unit, through_unit
@@ -225,6 +226,12 @@ class Circuit:
     def outputs(self) -> tuple[OutputName, ...]:
         """The outputs asked for: the ``.save`` list, or every default one."""
         return self.saves or self.default_outputs()
+
+    @cached_property
+    def element_probes(self) -> tuple[OutputName, ...]:
+        """The outputs that the laws of elements read (behavioural sources')."""
+        return tuple(OutputName(probe.kind, probe.names) for element in self.elements
+                     for probe in element.probes())
 
     def probed_outputs(self) -> tuple[OutputName, ...]:
         """The probes the outputs and the measurements read, each once, in order: what
