@@ -163,6 +163,9 @@ class Circuit:
                 raise NetlistError(f"no element '{output.keys[0]}' in the circuit", where)
             ports = [p for p in element.branches() if p]
             currents = element.terminal_currents()
+            if not output.keys[1:] and len(currents) > 1:
+                raise NetlistError(f"{element.name} has a current at each terminal: "
+                                   + ", ".join(f"@{element.name}[{c}]" for c in currents), where)
             if output.keys[1:] and output.keys[1] not in (*ports, *currents):
                 what = (f"terminal current '{output.keys[1]}' (its own: {', '.join(currents)})"
                         if currents else

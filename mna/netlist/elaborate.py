@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from graphlib import CycleError, TopologicalSorter
@@ -31,6 +30,7 @@ from mna.netlist.fields import (
     Scope,
     assignment,
     output_name,
+    terminal_current,
 )
 from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, field_text
 from mna.netlist.requests import (
@@ -70,8 +70,6 @@ IGNORED_BY_NGSPICE = {
     "njf": _JFET_EXTENSIONS, "pjf": _JFET_EXTENSIONS,
     "npn": _BREAKDOWN_RATINGS, "pnp": _BREAKDOWN_RATINGS}
 
-# an output as ngspice names a device's terminal current: @q1[ic], @x1.d1[id]
-TERMINAL_CURRENT = re.compile(r"@([^\s\[\]@]+)\[(\w+)\]")
 SKIPPED_CARDS = {".plot", ".width", ".probe", ".title"}
 # what ngspice reads and mna does not: refused by name, never skipped unseen
 UNSUPPORTED_CARDS = {".sp": "S-parameter analysis",
@@ -730,9 +728,9 @@ class _Elaborator:
                                        card.place(index))
                 self.saves.append(OutputName("E", (), card.place(index), expression))
                 continue
-            if isinstance(item, str) and (current := TERMINAL_CURRENT.fullmatch(item)):
-                self.saves.append(OutputName("I", (scope.name(current[1]).lower(),
-                                                   current[2].lower()), card.place(index)))
+            if isinstance(item, str) and (
+                    current := terminal_current(item, scope, card.place(index))):
+                self.saves.append(current)
                 continue
             if not isinstance(item, Call):
                 raise NetlistError("expected V(node), V(a,b), I(element), @device[current] or "

@@ -8,6 +8,7 @@ and the ``.func`` definitions.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NoReturn
@@ -28,6 +29,8 @@ from mna.units import number, read_number
 GROUND = "0"
 TEMPERATURE = "temper"   # ngspice's name of the circuit's temperature (°C) in expressions
 GROUND_ALIASES = frozenset({"0", "gnd"})
+
+TERMINAL_CURRENT = re.compile(r"@([^\s\[\]@]+)\[(\w+)\]")   # @q1[ic], @x1.d1[id]
 
 NoteNode = Callable[[str, str, Card, int], None]   # (key, name as written, card, field index)
 
@@ -314,6 +317,15 @@ class OutputName:
             return (OutputName(self.kind, self.keys, self.location),) if self.part else (self,)
         return tuple(OutputName(probe.kind, probe.names, place)
                      for probe, place in self.expression.probes.items())
+
+
+def terminal_current(word: str, scope: Scope, place: SourceLocation) -> OutputName | None:
+    """A device's terminal current as ngspice names it (``@q1[ic]``, ``@x1.d1[id]``) in
+    `scope`, or None for another word."""
+    found = TERMINAL_CURRENT.fullmatch(word)
+    if found is None:
+        return None
+    return OutputName("I", (scope.name(found[1]).lower(), found[2].lower()), place)
 
 
 def output_name(call: Call, scope: Scope, parts: bool = False) -> OutputName:

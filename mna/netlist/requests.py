@@ -19,7 +19,7 @@ from mna.elements.passive import Resistor
 from mna.elements.sources import AcrossSource
 from mna.errors import NetlistError
 from mna.expr import Value, parse_expression
-from mna.netlist.fields import FieldReader, OutputName, output_name
+from mna.netlist.fields import FieldReader, OutputName, output_name, terminal_current
 from mna.netlist.model import Assign, Braced, Call, SourceLocation, field_text
 from mna.units import parse_number
 
@@ -648,7 +648,11 @@ class _MeasureReader:
             return output_name(item, reader.scope, parts=True)
         if isinstance(item, Braced):
             return OutputName("E", (), reader.place(), reader.behavioural(item))
-        reader.fail("expected V(node), I(element) or {expression}", reader.place(), usage=True)
+        if isinstance(item, str) and (current := terminal_current(item, reader.scope,
+                                                                  reader.place())):
+            return current
+        reader.fail("expected V(node), I(element), @device[current] or {expression}",
+                    reader.place(), usage=True)
 
     def options(self, keys: tuple[str, ...]) -> dict[str, Value]:
         """``key=value`` items of `keys` while they come."""

@@ -45,6 +45,19 @@ def test_measurements_agree_with_ngspice(ngspice):
         assert ours[name] == pytest.approx(theirs[name], rel=1e-3, abs=1e-9), name
 
 
+@pytest.mark.ngspice
+def test_a_terminal_current_is_measured_as_ngspice_measures_it(ngspice):
+    text = ("collector current\nVCC c 0 DC 5\nVB b 0 DC 0.7 SIN(0.7 0.01 1k)\nQ1 c b 0 qn\n"
+            ".model qn NPN(IS=1e-15 BF=100)\n.options reltol=1e-6\n.tran 10u 2m\n"
+            ".print tran @q1[ic]\n.meas tran icmax MAX @q1[ic]\n"
+            ".meas tran icavg AVG @q1[ic] FROM=1m TO=2m\n")
+    ours = measured(text)
+    theirs = printed(ngspice.printout(text))
+    for name in ("icmax", "icavg"):
+        assert ours[name] == pytest.approx(theirs[name], rel=1e-4, abs=0), name
+    assert ours["icmax"] > 1.4 * ours["icavg"]   # the swing moves it
+
+
 def test_measurements_against_the_closed_form():
     """The RC's rise from 0.1 ms: 1 - exp(-(t - 0.1m)/1m) crosses 0.5 at 0.1m + ln 2 ms."""
     ours = measured(MEASURED)
