@@ -129,7 +129,7 @@ class Coupling(Element):
         first, second = (s.circuit.elements_by_key[key] for key in self.inductors)
         # of one copy of each (m= copies in parallel share the current, each coupled so),
         # and divided among the coupled pairs of an instance's copies
-        mutual = (s.value(self.coefficient) * s.sqrt(first.analog(s) * second.analog(s))
+        mutual = (s.value(self.coefficient) * s.sqrt(first.one_copy(s) * second.one_copy(s))
                   / self.copies)
         k1, k2 = s.branch(first), s.branch(second)
         s.C.add(k1, k2, mutual)

@@ -25,12 +25,19 @@ class Passive(Element):
     keyword: str | None
     initial: Value | None
     copies: Value = 1.0   # ngspice's m=: that many in parallel
+    tc1: Value | None = None
+    tc2: Value | None = None
+    temp: Value | None = None
+    dtemp: Value = 0.0
+    scale: Value = 1.0
 
     letter: ClassVar[str] = ""
     role: ClassVar[Role]
     keywords: ClassVar[frozenset[str]] = frozenset()   # the physical keywords of the letter
-    extras: ClassVar[tuple[str, ...]] = ()     # other key= a subclass reads (`options`)
-    aliases: ClassVar[dict[str, str]] = {}     # other names of some of those keys
+    # ngspice's other names of the electrical keyword (resistance=, capacitance=, cap=, ...)
+    spelled: ClassVar[dict[str, str]] = {}
+    extras: ClassVar[tuple[str, ...]] = ("tc1", "tc", "tc2", "temp", "dtemp", "scale")
+    aliases: ClassVar[dict[str, str]] = {"tc": "tc1"}   # other names of some of the extras
     keys: ClassVar[frozenset[str]] = frozenset()   # every key= of the letter
     allowed: ClassVar[str] = ""                # every key=, as the usage lists them
 
@@ -45,6 +52,7 @@ class Passive(Element):
     def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement:
         if names_a_model(reader, 2) and types_of(cls.letter):   # ``R1 a b brake``: a model
             return ModelledElement.read(reader, cls.letter)
+        cls.respell(reader)
         nodes = reader.nodes("n+", "n-")
         bare = reader.value() if reader.remaining() else None
         reader.done()
@@ -73,6 +81,16 @@ class Passive(Element):
         if value is None or word.lower() in scope.model_kinds:
             return None
         return cls(name, location, nodes, value, None, None)
+
+    @classmethod
+    def respell(cls, reader: FieldReader) -> None:
+        """The line's ngspice spellings of the value (`spelled`) under their keyword."""
+        for spelling, keyword in cls.spelled.items():
+            if spelling in reader.assigns:
+                if keyword in reader.assigns:
+                    reader.fail(f"{reader.name}: give one value ({keyword}= or {spelling}=)",
+                                reader.assigns[spelling].location)
+                reader.assigns[keyword] = reader.assigns.pop(spelling)
 
     @classmethod
     def _options(cls, reader: FieldReader, keys) -> dict:
@@ -137,6 +155,24 @@ class Passive(Element):
             return value
         return KEYWORDS[self.letter][self.port_domain(s.circuit.domain_of)].to_analog(value)
 
+    def at_temperature(self, s, value: Value, coefficients: tuple | None = None,
+                       tnom: float | None = None) -> Value:
+        """`value` at the element's temperature, ``(1 + tc1 dT + tc2 dT^2)`` with dT from
+        TNOM to its ``temp=``, or the circuit's ``.temp`` plus ``dtemp=``, and times its
+        ``scale=``, as ngspice's (the coefficients: the line's, or those given)."""
+        tc1, tc2 = (self.tc1, self.tc2) if coefficients is None else coefficients
+        if tc1 or tc2:
+            rise = self.temperature_rise(s, tnom)
+            value = value * (1 + s.value(tc1 or 0.0) * rise + s.value(tc2 or 0.0) * rise**2)
+        return value * s.value(self.scale) if self.scale != 1.0 else value
+
+    def temperature_rise(self, s, tnom: float | None = None) -> Value:
+        """dT: from TNOM (`tnom`, else the circuit's) to the element's temperature."""
+        options = s.circuit.options
+        temperature = s.value(self.temp) if self.temp is not None else (
+            options.temp + s.value(self.dtemp))
+        return temperature - (options.tnom if tnom is None else tnom)
+
     def parallel(self, s, value: Value) -> Value:
         """The analog `value` of one copy made that of the element's copies in parallel: a
         resistance or an inductance divided by them, a capacitance multiplied."""
@@ -174,13 +210,8 @@ class Resistor(Passive):
     serve where the line gives none. The noise parameters (kf, af, lf, wf, ef) and bv_max
     are read and not used."""
 
-    tc1: Value | None = None
-    tc2: Value | None = None
     tce: Value | None = None
-    temp: Value | None = None
-    dtemp: Value = 0.0
     ac: Value | None = None
-    scale: Value = 1.0
     noisy: Value = 1.0   # ngspice's noisy=0: a resistor without thermal noise
     model: str | None = None
     l: Value | None = None   # noqa: E741 (SPICE's name of the length)
@@ -188,14 +219,16 @@ class Resistor(Passive):
 
     prefix = "R"
     usage = ("Rname n+ n- value [tc1=|tc= tc2= tce= temp= dtemp= ac= m= scale= noisy=] | "
-             "Rname n+ n- R=|b=value | Rname n+ n- model")
+             "Rname n+ n- R=|resistance=|b=value | Rname n+ n- model")
     letter = "R"
     role = Role.DISSIPATOR
-    extras = ("tc1", "tc", "tc2", "tce", "temp", "dtemp", "ac", "m", "scale", "noisy")
-    aliases = {"tc": "tc1", "m": "copies"}
+    spelled = {"resistance": "r"}
+    extras = (*Passive.extras, "tce", "ac", "m", "noisy")
+    aliases = {**Passive.aliases, "m": "copies"}
 
     @classmethod
     def from_fields(cls, reader: FieldReader) -> Passive | ModelledElement | BehaviouralSource:
+        cls.respell(reader)
         if (behavioural := _reading_unknowns(reader)) is not None:
             return _behavioural_resistor(reader, behavioural)
         fields, kinds = reader.card.fields, reader.scope.model_kinds
@@ -243,16 +276,10 @@ class Resistor(Passive):
         else:
             value = self._model_resistance(s, model)
         tc1, tc2, tce = coefficients
-        if tc1 or tc2 or tce is not None:
-            options = s.circuit.options
-            temperature = s.value(self.temp) if self.temp is not None else (
-                options.temp + s.value(self.dtemp))
-            rise = temperature - (options.tnom if tnom is None else tnom)
-            value = value * (1.01 ** (s.value(tce) * rise) if tce is not None
-                             else 1 + s.value(tc1 or 0.0) * rise + s.value(tc2 or 0.0) * rise**2)
-        if self.scale != 1.0:
-            value = value * s.value(self.scale)
-        return self.parallel(s, value)
+        if tce is not None:   # in place of tc1 and tc2
+            value = value * 1.01 ** (s.value(tce) * self.temperature_rise(s, tnom))
+            tc1 = tc2 = None
+        return self.parallel(s, self.at_temperature(s, value, (tc1, tc2), tnom))
 
     def _model_resistance(self, s, model) -> Value:
         """The resistance of the model's sheet (its ``rsh``, the line's ``l=`` and ``w=`` or
@@ -354,10 +381,11 @@ class Capacitor(Passive):
     """An A-type element: capacitor, mass, inertia, fluid or thermal capacitance."""
 
     prefix = "C"
-    usage = ("Cname n+ n- value [m=copies] [IC=across] | "
-             "Cname n+ 0 m=|J=|C=value [IC=across]")
+    usage = ("Cname n+ n- value [m=copies] [IC=across] [tc1= tc2= temp= dtemp= scale=] | "
+             "Cname n+ n- C=|capacitance=|cap=value ... | Cname n+ 0 m=|J=|C=value [IC=across]")
     letter = "C"
     role = Role.ACROSS_STORE
+    spelled = {"capacitance": "c", "cap": "c"}
 
     def validate(self, circuit) -> None:
         super().validate(circuit)
@@ -371,12 +399,13 @@ class Capacitor(Passive):
         s.C.conductance(a, b, self.capacitance(s))
 
     def capacitance(self, s) -> Value:
-        return self.parallel(s, self.analog(s))
+        return self.parallel(s, self.at_temperature(s, self.analog(s)))
 
     def plain_value(self) -> float | None:
         """The capacitance of a capacitor given by a number alone (no keyword)."""
         return self.value if (type(self.value) is float and self.keyword is None
-                              and self.copies == 1.0) else None
+                              and (self.copies, self.tc1, self.tc2, self.scale)
+                              == (1.0, None, None, 1.0)) else None
 
     def through(self, s, row) -> None:
         row.dx.difference(*self.nodes, self.capacitance(s))
@@ -387,10 +416,11 @@ class Inductor(Passive):
     """A T-type element: inductor, spring, torsional spring, inertance."""
 
     prefix = "L"
-    usage = ("Lname n+ n- value [m=copies] [IC=through] | "
-             "Lname n+ n- L=|k=|I=value [IC=through] | Lname n+ n- model")
+    usage = ("Lname n+ n- value [m=copies] [IC=through] [tc1= tc2= temp= dtemp= scale=] | "
+             "Lname n+ n- L=|inductance=|k=|I=value [IC=through] | Lname n+ n- model")
     letter = "L"
     role = Role.THROUGH_STORE
+    spelled = {"inductance": "l"}
 
     def validate(self, circuit) -> None:
         if self.port_domain(circuit.domain_of) is Domain.THERMAL:
@@ -407,4 +437,8 @@ class Inductor(Passive):
         s.C.add(k, k, self.inductance(s))
 
     def inductance(self, s) -> Value:
-        return self.parallel(s, self.analog(s))
+        return self.parallel(s, self.one_copy(s))
+
+    def one_copy(self, s) -> Value:
+        """The inductance of one of its copies, at its temperature and scaled."""
+        return self.at_temperature(s, self.analog(s))

@@ -306,6 +306,42 @@ R5 d 0 1k scale=3
     assert_ac_matches(text, ngspice, ["V(a)", "V(b)", "V(c)", "V(d)"])
 
 
+def test_capacitor_and_inductor_temperature_coefficients_scale_and_spellings(ngspice):
+    """ngspice's tc1=, tc2=, temp=, dtemp=, scale= on C and L (a K coupling takes the
+    inductances so made), and the value spelt resistance=, capacitance=, cap=, inductance=."""
+    text = """tc on C and L
+.options tnom=25
+.temp 60
+V1 in 0 DC 0 AC 1
+R1 in a 1k tc1=0.002 tc2=1e-5 scale=1.5 m=2
+C1 a 0 capacitance=1u tc1=0.003 tc2=2e-5 scale=2 m=3
+L1 a b inductance=10m tc1=-0.001 tc2=3e-6 temp=80 scale=0.5 m=2
+R2 b 0 resistance=100 dtemp=10 tc1=0.01
+L2 b c 5m tc1=0.002
+R3 c 0 50
+K1 L1 L2 0.6
+C2 c 0 cap=2u dtemp=-20 tc1=0.004
+"""
+    assert_ac_matches(text, ngspice, ["V(a)", "V(b)", "V(c)"])
+    # one capacitor alone: its admittance at 1 kHz is that of 1u (1 + 0.003 dT + 2e-5 dT^2)
+    # x 2 x 3, dT = 35
+    (result,) = mna.run(mna.read_string(
+        "c\n.options tnom=25\n.temp 60\nV1 a 0 AC 1\nC1 a 0 1u tc1=0.003 tc2=2e-5 scale=2 "
+        "m=3\n.ac lin 1 1k 1k\n"))
+    capacitance = 1e-6 * (1 + 0.003 * 35 + 2e-5 * 35**2) * 6
+    assert -result["I(V1)"][0] == pytest.approx(2j * math.pi * 1e3 * capacitance, rel=1e-12)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("R1 a 0 r=1k resistance=2k", "R1: give one value .r= or resistance=."),
+    ("C1 a 0 cap=1u c=2u", "C1: give one value .c= or cap=."),
+])
+def test_a_value_spelt_twice_is_refused(line, message):
+    with pytest.raises(mna.NetlistError, match=message) as raised:
+        mna.read_string(f"t\nV1 a 0 1\n{line}\n.op\n")
+    assert raised.value.location.line == 3
+
+
 def test_resistor_models(ngspice):
     text = """SPICE's resistor model
 .temp 60
