@@ -42,7 +42,11 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
     Under `uic`, storage that a source or a loop of storage forces (a capacitor across a
     voltage source) cannot keep its initial value: it takes the value it reaches in a
     backward-Euler step far shorter than the run's longest, `hmax`, as SPICE's first step
-    from its initial node voltages does.
+    from its initial node voltages does. So does every value where Newton alone finds no
+    start that keeps the storage at its initial values: gmin or source stepping could find
+    one that holds only by a junction forced far forward (10 V across a base and emitter
+    between two capacitors at rest, carrying 1e152 A), where SPICE's first step lets the
+    junction discharge them.
     """
     if not uic:
         try:
@@ -59,7 +63,8 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
     try:
         if system.is_linear:
             return bordered.factor(bordered.g_data).solve(rhs)[:n]
-        return solve_dc(bordered, rhs, None if uic else guess(circuit, system))[:n]
+        return solve_dc(bordered, rhs, None if uic else guess(circuit, system),
+                        aids=not uic)[:n]
     except SingularSystemError as error:   # of a linear system
         if not uic:
             raise SingularSystemError(f"operating point at t = 0: {error}",

@@ -192,14 +192,15 @@ MODE_ROUNDS = 20   # DC solutions, each with the modes the previous one's switch
 
 
 def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | Nodeset | None = None,
-             time: float = 0.0, continued: bool = False) -> np.ndarray:
+             time: float = 0.0, continued: bool = False, aids: bool = True) -> np.ndarray:
     """The DC solution of nonlinear `equations` for right-hand side `b`, with every device
     mode consistent with it: the modes are settled at the starting point `x0` when there is
     one (else the devices start in their own initial modes: a switch off unless ``ON``), and
     again at each solution until none changes. `continued`: `x0` is the solution of a
     neighbouring problem (the last point of a sweep), and the first iteration limits the
     junctions against it, as SPICE's against its last state (else against 0 V: `x0` is a
-    guess, or a `Nodeset`, which the first Newton holds)."""
+    guess, or a `Nodeset`, which the first Newton holds). Without `aids`, Newton alone:
+    no gmin or source stepping."""
     nodeset = x0 if isinstance(x0, Nodeset) else None
     if x0 is None:
         x = np.zeros(equations.size)
@@ -210,7 +211,7 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | Nodeset | Non
         x = _solve_dc(equations, b, x, time,   # a nodeset's solution is from nothing too
                       fresh=(x0 is None or nodeset is not None) and round_ == 0,
                       continued=continued or round_ > 0,
-                      nodeset=nodeset if round_ == 0 else None)
+                      nodeset=nodeset if round_ == 0 else None, aids=aids)
         if not equations.settle_modes(x, time):
             if problem := equations.dc_problem(x):
                 raise NoOperatingPoint(f"no operating point at t={time:g}: {problem}")
@@ -221,7 +222,7 @@ def solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray | Nodeset | Non
 
 def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray, time: float = 0.0,
               fresh: bool = False, continued: bool = False,
-              nodeset: Nodeset | None = None) -> np.ndarray:
+              nodeset: Nodeset | None = None, aids: bool = True) -> np.ndarray:
     """Newton (holding a `nodeset` first), then gmin stepping, then source stepping, each
     from `x0` (`fresh`: from nothing, `Newton.solve`; `continued`: from a solution,
     `solve_dc`); a `ConvergenceError` says what was tried."""
@@ -234,7 +235,7 @@ def _solve_dc(equations: Equations, b: np.ndarray, x0: np.ndarray, time: float =
     except NewtonFailure as failure:
         tried.append(f"Newton from the initial guess ({failure.reason})")
         last, singular = failure, singular and failure.singular
-    for aid in (_gmin_stepping, _source_stepping):
+    for aid in (_gmin_stepping, _source_stepping) if aids else ():
         try:
             x = aid(newton, b, x0, time, fresh, continued)
         except NewtonFailure as failure:

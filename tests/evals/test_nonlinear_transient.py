@@ -218,6 +218,34 @@ def test_uic_starts_bipolar_junction_charges_at_rest_as_ngspice(ngspice):
     assert np.max(np.abs(ours - reference["V(b)"])) < 2e-3 * np.ptp(reference["V(b)"])
 
 
+@pytest.mark.ngspice
+def test_a_uic_start_that_forces_a_junction_forward_settles_as_ngspice(ngspice):
+    """The substrate and collector junctions at rest hold the base at VCC = 10 V over an
+    emitter that CE holds at 0: source stepping found that start, with 1e152 A, and no step
+    could leave it. The start now settles as SPICE's first step does (the base-emitter
+    junction discharges them), and the run follows ngspice's within 1e-3 of its range."""
+    text = """substrate at vcc, uic
+.model QM NPN(IS=1e-15 BF=100 CJS=4p CJC=7p VJC=0.5 MJC=0.4)
+VCC vcc 0 10
+RC vcc c 5k
+RB1 vcc b 100k
+RB2 b 0 30k
+RE e 0 1k
+CE e 0 10n
+Q1 c b e vcc QM
+.tran 50n 20u 0 20n uic
+"""
+    frame = transient(mna.read_string(text)).to_dataframe()
+    reference = ngspice.run(text + ".save V(c) V(b) V(e)\n")["tran"].data
+    assert frame["V(c)"].iloc[0] < 1.1   # discharged through the junction at once
+    later = reference["time"] > 0.1e-6
+    for name in ("V(c)", "V(b)", "V(e)"):
+        ours = CubicSpline(frame.index.to_numpy(), frame[name])(reference["time"][later])
+        scale = np.ptp(reference[name])
+        assert np.max(np.abs(ours - reference[name][later])) < 1e-3 * scale, name
+        assert scale > 0.5
+
+
 @pytest.mark.parametrize("diode", ["D1 a 0 dm", "D1 0 a dm"])
 def test_uic_initial_value_of_a_capacitor_wins_over_the_junction_across_it(diode):
     """C1's IC= and D1's rest state name one branch (either way round): IC= holds."""
