@@ -277,6 +277,17 @@ class Stamper:
     def branch(self, element: Element, port: str = "") -> int:
         return self.branch_index[(id(element), port)]
 
+    def ammeter_ties(self) -> list[tuple[int, int]]:
+        """The unknowns each ammeter holds equal: a measured terminal's node and its own."""
+        ties = []
+        for key, ports in self.measured.items():
+            element = self.circuit.elements_by_key[key]
+            for port in ports:
+                node = element.nodes[element.terminal_currents()[port]]
+                ties.append((self.index_of(node),
+                             self.index_of(_internal_key(element, f"@{port}"))))
+        return ties
+
     def internal(self, element: Element, suffix: str) -> str:
         """The key of a node inside `element` (usable wherever a node key is)."""
         return _internal_key(element, suffix)
@@ -347,7 +358,7 @@ def _assembled(circuit: Circuit, overrides: dict[str, float] | None,
     # by their rounding
     plain: dict[type[Element], tuple[list[Element], list[float]]] = {}
     for element in circuit.elements:
-        if not (symbolic or noise or element.name.lower() in s.measured) and (
+        if not (symbolic or noise or (s.measured and element.name.lower() in s.measured)) and (
                 value := element.plain_value()) is not None:
             elements, values = plain.setdefault(type(element), ([], []))
             elements.append(element)
@@ -396,7 +407,7 @@ def measured_terminals(circuit: Circuit, outputs: Sequence[OutputName]
     outputs and its elements' laws read, by element key: ``@q1[ic]``, or ``I(D1)`` of an
     element with one."""
     found: dict[str, dict[str, None]] = {}
-    probes = [probe for output in (*circuit.probed_outputs(), *outputs)
+    probes = [probe for output in (*circuit.probed_outputs(), *outputs) if output.kind != "V"
               for probe in output.probes()]
     for probe in (*probes, *circuit.element_probes):
         if probe.kind != "I":
@@ -411,7 +422,7 @@ def measured_terminals(circuit: Circuit, outputs: Sequence[OutputName]
 def _stamp(element: Element, s: Stamper) -> None:
     """`element`'s stamps (behind ammeters where its terminal currents are measured); an
     error without a place is put at the element."""
-    if ammeters := s.measured.get(element.name.lower()):
+    if s.measured and (ammeters := s.measured.get(element.name.lower())):
         element = _behind_ammeters(element, ammeters, s)
     try:
         element.stamp(s)

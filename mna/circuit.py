@@ -12,7 +12,13 @@ from mna.domains import Domain, across_unit, through_unit
 from mna.elements.sources import Source
 from mna.errors import NetlistError
 from mna.expr import Value
-from mna.netlist.fields import GROUND, GROUND_ALIASES, TEMPERATURE, OutputName
+from mna.netlist.fields import (
+    GROUND,
+    GROUND_ALIASES,
+    TEMPERATURE,
+    TERMINAL_CURRENT,
+    OutputName,
+)
 from mna.netlist.model import SourceLocation, word_place
 
 if TYPE_CHECKING:
@@ -177,7 +183,15 @@ class Circuit:
                 raise NetlistError(f"no node '{key}' in the circuit", where)
 
     def output(self, text: str) -> OutputName:
-        """``"V(n)"``, ``"V(a,b)"`` or ``"I(name)"`` as an `OutputName` of this circuit."""
+        """``"V(n)"``, ``"V(a,b)"``, ``"I(name)"`` or ``"@q1[ic]"`` as an `OutputName` of this
+        circuit."""
+        if current := TERMINAL_CURRENT.fullmatch(text.strip()):
+            output = OutputName("I", (current[1].lower(), current[2].lower()))
+            try:
+                self.check_output(output)
+            except NetlistError as error:
+                raise ValueError(error.message) from None
+            return output
         match = re.fullmatch(r"\s*([VvIi])\(\s*([^,()\s]+)\s*(?:,\s*([^,()\s]+)\s*)?\)\s*", text)
         if match is None or (match[1] in "Ii" and match[3]):
             raise ValueError(f"expected V(node), V(a,b) or I(element), got {text!r}")
@@ -240,6 +254,10 @@ class Circuit:
         """The probes the outputs and the measurements read, each once, in order: what
         analyses compute (an expression of them is computed from their values, and the
         table holds what was asked for: `mna.analysis.perform`)."""
+        return self._probed
+
+    @cached_property
+    def _probed(self) -> tuple[OutputName, ...]:
         found: dict[tuple[str, tuple[str, ...]], OutputName] = {}
         measured = [o for m in (*self.measures, *self.fouriers) for o in m.outputs]
         for output in (*self.outputs(), *measured):

@@ -153,6 +153,10 @@ def constraints(circuit, system: DescriptorSystem,
         fixed.join(*pair)
         if not uic:
             joined.join(*pair)
+    for pair in s.ammeter_ties():   # 0 V sources of their own
+        fixed.join(*pair)
+        if not uic:
+            joined.join(*pair)
     ties = [tuple((s.index_of(a), s.index_of(b)) for a, b in element.tied_ports())
             for element in circuit.elements if element.tied_ports()]
     _join_tied_ports(fixed, ties)

@@ -109,7 +109,12 @@ class Passive(Element):
                             values)
 
     def copied(self, count):
-        return dataclasses.replace(self, copies=times(self.copies, count))
+        """`count` times as many copies; a T-type element's ``IC=``, each copy's through
+        variable, makes theirs `count` times as much."""
+        initial = self.initial
+        if initial is not None and self.role is Role.THROUGH_STORE:
+            initial = times(initial, count)
+        return dataclasses.replace(self, copies=times(self.copies, count), initial=initial)
 
     def edges(self):
         return two_terminal_edge(self, self.role)

@@ -29,8 +29,9 @@ from mna.netlist.fields import (
     OutputName,
     Scope,
     assignment,
+    names_output,
     output_name,
-    terminal_current,
+    read_output,
 )
 from mna.netlist.model import Assign, Braced, Call, Card, Netlist, SourceLocation, field_text
 from mna.netlist.requests import (
@@ -180,6 +181,12 @@ class _Elaborator:
         measured = [o for m in (*self.measures, *self.fouriers) for o in m.outputs]
         for output in (*self.saves, *self.initial, *self.nodeset, *measured):
             circuit.check_output(output)
+        for output in (*self.initial, *self.nodeset):
+            if output.kind == "I" and circuit.elements_by_key[output.keys[0]
+                                                              ].terminal_currents():
+                raise NetlistError(f"{circuit.label(output)} is a device's current: an initial "
+                                   "value is an across variable's or a stored through "
+                                   "variable's (an inductor's)", output.location)
         for step in self.steps:
             step.check(circuit)
         check_distinct(self.steps)
@@ -728,15 +735,11 @@ class _Elaborator:
                                        card.place(index))
                 self.saves.append(OutputName("E", (), card.place(index), expression))
                 continue
-            if isinstance(item, str) and (
-                    current := terminal_current(item, scope, card.place(index))):
-                self.saves.append(current)
-                continue
-            if not isinstance(item, Call):
+            if not names_output(item):
                 raise NetlistError("expected V(node), V(a,b), I(element), @device[current] or "
                                    f"an expression of them, found '{field_text(item)}'",
                                    card.place(index))
-            self.saves.append(output_name(item, scope, parts=True))
+            self.saves.append(read_output(item, scope, card.place(index), parts=True))
 
     def _domain(self, card: Card, scope: Scope) -> None:
         words = [f for f in card.fields if isinstance(f, str)]

@@ -319,13 +319,23 @@ class OutputName:
                      for probe, place in self.expression.probes.items())
 
 
-def terminal_current(word: str, scope: Scope, place: SourceLocation) -> OutputName | None:
-    """A device's terminal current as ngspice names it (``@q1[ic]``, ``@x1.d1[id]``) in
-    `scope`, or None for another word."""
-    found = TERMINAL_CURRENT.fullmatch(word)
-    if found is None:
-        return None
-    return OutputName("I", (scope.name(found[1]).lower(), found[2].lower()), place)
+def names_output(item: Field) -> bool:
+    """Whether `item` is written as an output: ``V(...)``, ``I(...)`` or ``@q1[ic]``."""
+    return isinstance(item, Call) or (isinstance(item, str)
+                                      and TERMINAL_CURRENT.fullmatch(item) is not None)
+
+
+def read_output(item: Field, scope: Scope, place: SourceLocation,
+                parts: bool = False) -> OutputName:
+    """The output `item` names (`names_output`): ``V(n)``, ``V(a,b)``, ``I(name)`` (with
+    `parts`, also ``VDB(out)`` ...) or a device's terminal current as ngspice names it
+    (``@q1[ic]``, ``@x1.d1[id]``)."""
+    if isinstance(item, str) and (found := TERMINAL_CURRENT.fullmatch(item)):
+        return OutputName("I", (scope.name(found[1]).lower(), found[2].lower()), place)
+    if not isinstance(item, Call):
+        raise NetlistError(f"expected V(node), V(a,b), I(element) or @device[current], found "
+                           f"'{field_text(item)}'", place)
+    return output_name(item, scope, parts)
 
 
 def output_name(call: Call, scope: Scope, parts: bool = False) -> OutputName:

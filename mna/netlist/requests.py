@@ -19,7 +19,7 @@ from mna.elements.passive import Resistor
 from mna.elements.sources import AcrossSource
 from mna.errors import NetlistError
 from mna.expr import Value, parse_expression
-from mna.netlist.fields import FieldReader, OutputName, output_name, terminal_current
+from mna.netlist.fields import FieldReader, OutputName, names_output, output_name, read_output
 from mna.netlist.model import Assign, Braced, Call, SourceLocation, field_text
 from mna.units import parse_number
 
@@ -386,9 +386,11 @@ class StateSpace(Request):
             inputs = tuple(reader.scope.name(v) for v in assign.values)
         assign = reader.assigns.pop("out", None)
         if assign is not None:
-            if not all(isinstance(v, Call) for v in assign.values):
-                reader.fail("out= takes V(node), V(a,b) or I(element)", assign.location, usage=True)
-            outputs = tuple(output_name(v, reader.scope) for v in assign.values)
+            if not all(names_output(v) for v in assign.values):
+                reader.fail("out= takes V(node), V(a,b), I(element) or @device[current]",
+                            assign.location, usage=True)
+            outputs = tuple(read_output(v, reader.scope, place) for v, place in
+                            zip(assign.values, assign.places))
         reader.no_more_options("in=, out=")
         return cls(inputs, outputs, "symbolic" in flags, "tf" in flags, "dense" in flags,
                    reader.location)
@@ -644,13 +646,10 @@ class _MeasureReader:
         if isinstance(item, Call) and item.name.lower() == "par" and len(item.args) == 1 and (
                 isinstance(item.args[0], Braced)):   # ngspice's par('expr'): an expression
             item = item.args[0]
-        if isinstance(item, Call):
-            return output_name(item, reader.scope, parts=True)
+        if names_output(item):
+            return read_output(item, reader.scope, reader.place(), parts=True)
         if isinstance(item, Braced):
             return OutputName("E", (), reader.place(), reader.behavioural(item))
-        if isinstance(item, str) and (current := terminal_current(item, reader.scope,
-                                                                  reader.place())):
-            return current
         reader.fail("expected V(node), I(element), @device[current] or {expression}",
                     reader.place(), usage=True)
 
@@ -675,10 +674,10 @@ class _MeasureReader:
         reader = self.reader
         item = reader.take("crossing")
         if value_key is None:
-            if not isinstance(item, Assign) or not isinstance(item.key, Call):
+            if not isinstance(item, Assign) or not names_output(item.key):
                 reader.fail("expected out=value", reader.place(), usage=True)
             output = self.output(item.key)
-            if isinstance(item.values[0], Call):    # WHEN V(a)=V(b): where they cross
+            if names_output(item.values[0]):    # WHEN V(a)=V(b): where they cross
                 against, value = self.output(item.values[0]), 0.0
             else:
                 against, value = None, self.value(item)
@@ -737,9 +736,10 @@ class Fourier:
         outputs = []
         while reader.remaining():
             item = reader.take("output")
-            if not isinstance(item, Call):
-                reader.fail("expected V(node) or I(element)", reader.place(), usage=True)
-            outputs.append(output_name(item, reader.scope))
+            if not names_output(item):
+                reader.fail("expected V(node), I(element) or @device[current]", reader.place(),
+                            usage=True)
+            outputs.append(read_output(item, reader.scope, reader.place()))
         if not outputs:
             reader.fail(".four needs an output", usage=True)
         reader.no_more_options()

@@ -154,3 +154,43 @@ def test_a_terminal_current_that_is_not_there_is_refused_at_its_place(save, mess
                        .replace("[", r"\[").replace("]", r"\]")) as raised:
         mna.run(mna.read_string(text))
     assert raised.value.location.line == 7
+
+
+def test_a_measured_terminal_leaves_a_uic_start_as_a_0_v_source_does():
+    """The ammeter ties the diode's junction to the source's node: its charge's rest state
+    is the source's to fix, and C1 keeps its own (1.1e-7 V, 0.200000048 before)."""
+    text = ("uic\nV1 a 0 DC 0.7\nR1 a c 1k\nC1 c 0 1n IC=0.2\n{d}.model dd D(IS=1e-14 CJO=10p)\n"
+            ".save V(c) {saved}\n.tran 0.1u 4u uic\n")
+    (measured,) = mna.run(mna.read_string(text.format(d="D1 a 0 dd\n", saved="@d1[id]")))
+    (written,) = mna.run(mna.read_string(text.format(d="Vm a aq 0\nD1 aq 0 dd\n",
+                                                     saved="I(Vm)")))
+    assert measured["V(c)"][0] == 0.2
+    assert np.allclose(measured["V(c)"], written["V(c)"], rtol=1e-12, atol=0)
+    assert np.allclose(measured["@D1[id]"], written["I(Vm)"], rtol=1e-12, atol=1e-18)
+
+
+def test_terminal_currents_are_outputs_of_every_card_that_takes_one():
+    text = ("cards\nV1 in 0 DC 0.7 AC 1 SIN(0.7 0.01 1k)\nR1 in a 100\nD1 a 0 dd\n"
+            ".model dd D(IS=1e-14)\n.tran 10u 2m\n.four 1k @d1[id]\n"
+            ".meas tran tw WHEN @d1[id]=0.6m RISE=1\n.meas tran peak MAX @d1[id]\n")
+    measures = mna.run(mna.read_string(text))[-1]
+    assert 0 < measures["tw"] < 2e-3 and measures["peak"] > 0.6e-3
+    # the 1 kHz swing of 10 mV moves the diode current by about 10 mV / (100 + rd)
+    assert 2e-5 < measures["@D1[id]:h1"] < 1e-4
+    circuit = mna.read_string("ss\nV1 in 0 DC 0.7\nR1 in a 100\nD1 a 0 dd\n"
+                              ".model dd D(IS=1e-14)\n.ss in=V1 out=@d1[id],V(a)\n")
+    (model,) = mna.run(circuit)
+    api = mna.state_space(circuit, ["V1"], ["@d1[id]"])
+    # the diode's small-signal current per volt of V1: 1 / (100 + rd)
+    op = mna.operating_point(mna.read_string("op\nV1 in 0 DC 0.7\nR1 in a 100\nD1 a 0 dd\n"
+                                             ".model dd D(IS=1e-14)\n"))
+    rd = 0.025852 / op["I(V1)"] * -1   # kT/q at 27 degrees over the current
+    assert float(np.asarray(api.D)[0, 0]) == pytest.approx(1 / (100 + rd), rel=1e-3)
+    assert float(np.asarray(model.D)[0, 0]) == pytest.approx(1 / (100 + rd), rel=1e-3)
+
+
+def test_an_initial_value_of_a_device_current_is_refused_at_its_place():
+    with pytest.raises(NetlistError, match=r"I\(D1\) is a device's current") as raised:
+        mna.read_string("ic\nV1 a 0 1\nR1 a b 1k\nD1 b 0 dd\n.model dd D\n.ic I(D1)=1m\n"
+                        ".tran 1u 10u\n")
+    assert raised.value.location.line == 6

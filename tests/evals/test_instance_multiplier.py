@@ -126,6 +126,17 @@ def test_an_element_m_is_that_many_of_it_in_parallel(line, copies):
     assert merged["I(V1)"] != pytest.approx(alone["I(V1)"], rel=1e-3)
 
 
+def test_an_inductor_initial_current_is_each_copy_s():
+    """IC= of an inductor is one copy's current: three copies carry three times it (ngspice
+    39 gives the merged inductor IC= itself, as if one copy)."""
+    block = ".subckt lr a\nL1 a b 1m IC=1m\nR1 b 0 1\n.ends\n"
+    text = (f"ic\n{block}X1 a lr m=3\nRa a 0 1k\nX2 c lr\nX3 c lr\nX4 c lr\nRc c 0 1k\n"
+            ".tran 1u 5u uic\n")
+    (result,) = mna.run(mna.read_string(text))
+    assert result["V(a)"][0] == pytest.approx(-3.0, rel=1e-9)
+    assert np.allclose(result["V(a)"], result["V(c)"], rtol=1e-9, atol=0)
+
+
 def test_a_subcircuit_parameter_named_m_is_set_by_the_instance():
     merged = mna.operating_point(mna.read_string(
         "parameter m\nV1 in 0 DC 1\n.subckt r a params: m=1\nR1 a 0 {m*1k}\n.ends\n"
