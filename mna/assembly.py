@@ -305,8 +305,8 @@ class Stamper:
         """An instance of nonlinear device `kind` on `terminals` (node keys or unknown
         numbers); symbolic assembly cannot take one."""
         if isinstance(self.backend, SymbolicBackend):
-            raise NetlistError(f"{name}: a nonlinear element has no symbolic model; "
-                               "linearise numerically instead")
+            raise NetlistError("a nonlinear element has no symbolic model; linearise "
+                               "numerically instead")
         numbers = tuple(map(self.index_of, terminals))
         self.instances.setdefault(kind, []).append(Instance(name, numbers, parameters))
 

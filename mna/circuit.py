@@ -175,7 +175,8 @@ class Circuit:
             if output.keys[1:] and output.keys[1] not in (*ports, *currents):
                 what = (f"terminal current '{output.keys[1]}' (its own: {', '.join(currents)})"
                         if currents else
-                        f"unknown '{output.keys[1]}' (its own: {', '.join(ports) or 'none'})")
+                        f"unknown '{output.keys[1]}' (its own: {', '.join(ports)})" if ports else
+                        f"unknown '{output.keys[1]}' (its through variable is I({element.name}))")
                 raise NetlistError(f"{element.name} has no {what}", where)
             return
         for key in output.keys:

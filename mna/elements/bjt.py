@@ -444,6 +444,3 @@ class BipolarTransistor(Element):
     def terminal_currents(self):
         return {"ic": 0, "ib": 1, "ie": 2, **({"is": 3} if self.substrate else {})}
 
-    def through(self, s, row) -> None:
-        self.fail(f"a transistor has a current at each terminal: @{self.name}[ic], "
-                  f"@{self.name}[ib], @{self.name}[ie]")

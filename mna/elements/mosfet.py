@@ -566,7 +566,4 @@ class Mosfet(Element):
     def terminal_currents(self):
         return {"id": 0, "ig": 1, "is": 2, "ib": 3}
 
-    def through(self, s, row) -> None:
-        self.fail(f"a transistor has a current at each terminal: @{self.name}[id], "
-                  f"@{self.name}[ig], @{self.name}[is], @{self.name}[ib]")
 

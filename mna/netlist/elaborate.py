@@ -477,11 +477,12 @@ class _Elaborator:
         element = self._plain(cls, card, scope) or cls.from_fields(
             self._reader(card, scope, cls.usage))
         if scope.copies != 1.0:
-            element = element.copied(scope.copies)
-            if element is None:
-                raise NetlistError(f"{card.head} cannot stand in an instance with m= (ngspice "
-                                   "leaves it single, which is no copies in parallel)",
+            copy = element.copied(scope.copies)
+            if copy is None:
+                raise NetlistError(f"{element.name} cannot stand in an instance with m= "
+                                   "(ngspice leaves it single, which is no copies in parallel)",
                                    card.location)
+            element = copy
         key = element.name.lower()
         if key in self.elements_by_key:
             raise NetlistError(f"element '{element.name}' is defined twice", card.location)
@@ -579,7 +580,7 @@ class _Elaborator:
             reader.fail("m= takes one value", assign.location)
         value = reader.evaluate(assign.values[0], "multiplier m", assign.places[0])
         if not isinstance(value, float):
-            reader.fail("an instance's m= must be a number, not one that .step or .mc "
+            reader.fail("an instance's m= must be a number, not one that .step, .dc or .mc "
                         "varies", assign.places[0])
         if not (value > 0 and math.isfinite(value)):
             reader.fail(f"an instance's m= must be positive, got {value:g}", assign.places[0])

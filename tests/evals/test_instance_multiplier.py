@@ -165,8 +165,8 @@ def test_an_instance_with_m_matches_ngspice(ngspice):
 
 
 @pytest.mark.parametrize("inside, message", [
-    ("S1 a 0 a 0 sw\n.model sw SW(VT=1)", "S1 cannot stand in an instance with m="),
-    ("R1 a 0 brake\n.model brake friction(fc=1)", "R1 cannot stand in an instance with m="),
+    ("S1 a 0 a 0 sw\n.model sw SW(VT=1)", "X1.S1 cannot stand in an instance with m="),
+    ("R1 a 0 brake\n.model brake friction(fc=1)", "X1.R1 cannot stand in an instance with m="),
     ("Vs a b 0\nRb b 0 1k\nB1 a 0 I=I(Vs)*2", "B1: reads a through variable I(...)"),
 ])
 def test_an_element_that_cannot_be_copied_is_refused_in_an_instance_with_m(inside, message):
@@ -178,7 +178,7 @@ def test_an_element_that_cannot_be_copied_is_refused_in_an_instance_with_m(insid
 @pytest.mark.parametrize("value, message", [
     ("0", "an instance's m= must be positive, got 0"),
     ("-2", "an instance's m= must be positive, got -2"),
-    ("{k}", "an instance's m= must be a number, not one that .step or .mc varies"),
+    ("{k}", "an instance's m= must be a number, not one that .step, .dc or .mc varies"),
 ])
 def test_an_instance_m_must_be_a_positive_number(value, message):
     text = (f"bad m\n.param k=2\n.step param k 1 3 1\nV1 in 0 DC 1\n.subckt blk a\nR1 a 0 1k\n"
