@@ -220,15 +220,14 @@ def reduce_dense(
     else:
         Gn, Cn, Bn, Pn, Qn, Rn = (_dense(m) for m in (G, C, B, P, Q, R))
         Wn = _left_null(Cn)
-    n, m, _p = Gn.shape[0], Bn.shape[1], Pn.shape[0]
-    k = Wn.shape[1]
+    n, k = Gn.shape[0], Wn.shape[1]
     # The derivative array with z'' eliminated: [G C; 0 W^T G] (z, z') = (B u, W^T B u').
     M1 = np.block([[Gn, Cn], [np.zeros((k, n)), Wn.T @ Gn]])
     rows, cols = _equilibrate(M1)
     M1s = M1 * rows[:, None] * cols[None, :]
     S = _candidate_matrix(candidates, n)
-    selected = _select(_constraints(M1s, n), S * cols[None, :n], preference_order(candidates))
-    states = state_order(selected, candidates)
+    K, Sc, order = _constraints(M1s, n), S * cols[None, :n], preference_order(candidates)
+    states = state_order(_select(K, Sc, order), candidates)
     r = len(states)
     expected = finite_eigenvalue_count(Gn, Cn)
     if r != expected:
@@ -237,7 +236,45 @@ def reduce_dense(
             f"the storage elements give {r} independent states ({names}) but the system has "
             f"{expected} finite natural frequencies: it has no state-space form with physical "
             "states (a higher-index descriptor system)")
+    try:
+        return _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates, states, input_names,
+                        (G, C, B, P, Q, R, W_exact) if symbolic else None)
+    except _FreeDerivative as free:
+        # the states are free, but one's derivative needs the second derivative array (a
+        # T-type element whose through variable a controlled source sets from a capacitor's
+        # current): trade it for a candidate left out, as another netlist order would
+        for trial in _exchanges(K, Sc, order, states, states[free.state], candidates):
+            try:
+                return _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates, trial, input_names,
+                                (G, C, B, P, Q, R, W_exact) if symbolic else None)
+            except _FreeDerivative:
+                continue
+        raise DescriptorIndexError(str(free)) from None
 
+
+class _FreeDerivative(DescriptorIndexError):
+    """The derivative of the chosen state number `state` is not fixed."""
+
+    def __init__(self, message: str, state: int):
+        super().__init__(message)
+        self.state = state
+
+
+def _exchanges(K, S, order: list[int], states: tuple[int, ...], out: int,
+               candidates: list[Candidate]):
+    """The choices of states with `out` traded for one candidate left out (in `order`) that
+    the constraints `K` and the other states leave free."""
+    others = [i for i in states if i != out]
+    for i in order:
+        if i not in states and len(_select(K, S, [*others, i])) == len(states):
+            yield state_order([*others, i], candidates)
+
+
+def _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates: list[Candidate], states: tuple[int, ...],
+             input_names: tuple[str, ...], exact: tuple | None) -> Reduced:
+    """The model with `states`: every wanted quantity from the rows of the derivative array
+    `M1` and the states (`exact`: G ... W as sympy matrices, for exact coefficients)."""
+    n, m, r, k = Gn.shape[0], Bn.shape[1], len(states), Wn.shape[1]
     Ssel = S[list(states)]
     Mn = np.vstack([M1, np.hstack([Ssel, np.zeros((r, n))])])
     zeros = np.zeros
@@ -280,11 +317,11 @@ def reduce_dense(
     for j in np.flatnonzero(miss > 1e-7 * np.where(scale > 0, scale, 1)):
         what = (f"the derivative of state {candidates[states[j]].name}" if j < r
                 else f"output {j - r + 1}")
-        raise DescriptorIndexError(
-            f"{what} is not fixed by the states and inputs (it needs a higher derivative of an "
-            "input, or the system is singular)")
-    if symbolic:
-        coefficients = _exact(G, C, B, P, Q, R, W_exact, candidates, states, Ib, J)
+        message = (f"{what} is not fixed by the states and inputs (it needs a higher "
+                   "derivative of an input, or the system is singular)")
+        raise _FreeDerivative(message, j) if j < r else DescriptorIndexError(message)
+    if exact is not None:
+        coefficients = _exact(*exact, candidates, states, Ib, J)
     else:
         coefficients = lam @ rhs_s[Ib] if rank else np.zeros((wanted.shape[0], rhs.shape[1]))
         if coefficients.size:
