@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mna.errors import DescriptorIndexError
 from mna.results import Result
 
 
@@ -37,7 +38,9 @@ class StateSpaceResult(Result):
     # -- evaluation ------------------------------------------------------------------------
     def numeric(self, values: dict | None = None) -> StateSpaceResult:
         """The numeric model: the netlist's parameter values, or `values` (parameter names or
-        sympy symbols → numbers) where given."""
+        sympy symbols → numbers) where given. A `DescriptorIndexError` where an entry has no
+        value there: the symbolic model holds for generic values (K's k = 1 divides by
+        1 - k^2), where the numeric reduction finds the states those values leave."""
         if not self.symbolic:
             return self
         import sympy
@@ -47,7 +50,14 @@ class StateSpaceResult(Result):
         subs = {**self.defaults, **given}
 
         def convert(M):
-            return np.array(M.xreplace(subs).evalf(), dtype=float).reshape(M.shape)
+            given, M = M, M.xreplace(subs)
+            if M.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
+                at = ", ".join(f"{symbol} = {subs[symbol]:g}" for symbol in
+                               sorted(given.free_symbols & subs.keys(), key=str))
+                raise DescriptorIndexError(
+                    f"the symbolic model divides by zero at {at}: it holds for generic "
+                    "values, and these leave the system other states (reduce it numerically)")
+            return np.array(M.evalf(), dtype=float).reshape(M.shape)
 
         return StateSpaceResult(self.states, self.state_units, self.inputs, self.input_units,
                                 self.outputs, self.output_units,

@@ -122,6 +122,11 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
         title=circuit.title,
         defaults=_parameter_values(circuit) if symbolic else None,
     )
+    if symbolic:
+        try:
+            result.numeric()
+        except DescriptorIndexError as error:
+            log.warning("%s: %s", circuit.path, error)
     if tf:
         result = result.with_transfer_functions()
     return result

@@ -264,6 +264,22 @@ def model_of_outputs(circuit, names):
     return tuple(circuit.output(name) for name in names)
 
 
+def test_a_symbolic_model_that_the_netlist_values_make_singular_says_so(caplog):
+    """k1 = 1 couples L1 and L2 perfectly: one state, where a symbolic model, reduced at
+    generic values, divides by 1 - k1^2."""
+    text = ("perfect coupling\n.param k1=1\nV1 a 0 AC 1\nR1 a b 1k\nL1 b 0 1m\nL2 c 0 4m\n"
+            "R2 c 0 500\nK1 L1 L2 {k1}\n.ss in=V1 out=V(c) symbolic\n")
+    with caplog.at_level("WARNING", logger="mna"):
+        circuit, model = model_of(text)
+    assert "the symbolic model divides by zero at k1 = 1" in caplog.text
+    with pytest.raises(mna.errors.DescriptorIndexError, match="divides by zero at k1 = 1"):
+        model.numeric()
+    circuit, numeric = model_of(text.replace(" symbolic", ""))
+    assert numeric.states == ("I(L2)",)
+    check_invariants(circuit, numeric, (circuit.output("V(c)"),))
+    assert len(model.numeric({"k1": 0.5}).states) == 2
+
+
 def test_loop_of_across_sources_is_an_error():
     with pytest.raises(mna.TopologyError, match="loop of across sources"):
         mna.read_string("V loop\nV1 a 0 1\nV2 a 0 2\nR1 a 0 1\n.ss in=V1 out=V(a)\n")
