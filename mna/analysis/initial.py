@@ -57,15 +57,17 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
             uic = True
     system = equations.system
     K, values, labels = constraints(circuit, system, uic)
-    bordered = Equations(system, circuit.options, border=(K, labels)) if labels else equations
-    rhs = np.concatenate([b0, values])
     n = system.size
     try:
-        if system.is_linear:
-            return bordered.factor(bordered.g_data).solve(rhs)[:n]
-        return solve_dc(bordered, rhs, None if uic else guess(circuit, system),
-                        aids=not uic)[:n]
+        return _constrained(circuit, equations, b0, K, values, labels, uic)[:n]
     except SingularSystemError as error:   # of a linear system
+        conflicting = [label for label in error.unknowns if label in labels]
+        if not uic and conflicting:   # as ngspice ignores an inductor's IC= without uic
+            log.warning("%s: %s ignored: the circuit fixes %s at t = 0 (a through source in "
+                        "series, or a cut-set of them)", circuit.path, ", ".join(conflicting),
+                        "it" if len(conflicting) == 1 else "them")
+            K, values, labels = _without(K, values, labels, conflicting)
+            return _constrained(circuit, equations, b0, K, values, labels, uic)[:n]
         if not uic:
             raise SingularSystemError(f"operating point at t = 0: {error}",
                                       error.unknowns) from None
@@ -82,6 +84,29 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
         reason = error
     log.debug("uic: the initial values do not all hold (%s); settling", reason)
     return _settled(equations, b0, _least_squares(K, values), hmax)
+
+
+def _constrained(circuit, equations: Equations, b0: np.ndarray, K: Entries,
+                 values: np.ndarray, labels: tuple[str, ...], uic: bool) -> np.ndarray:
+    """The solution of `equations` with the rows ``K x = values`` appended (their
+    multipliers after the unknowns)."""
+    system = equations.system
+    bordered = Equations(system, circuit.options, border=(K, labels)) if labels else equations
+    rhs = np.concatenate([b0, values])
+    if system.is_linear:
+        return bordered.factor(bordered.g_data).solve(rhs)
+    return solve_dc(bordered, rhs, None if uic else guess(circuit, system), aids=not uic)
+
+
+def _without(K: Entries, values: np.ndarray, labels: tuple[str, ...],
+             dropped: list[str]) -> tuple[Entries, np.ndarray, tuple[str, ...]]:
+    """The rows of ``K x = values`` but those `dropped` (by label)."""
+    keep = np.array([label not in dropped for label in labels], bool)
+    number = np.cumsum(keep) - 1
+    kept = keep[K.rows]
+    return (Entries.of(number[K.rows[kept]], K.cols[kept], K.values[kept],
+                       (int(keep.sum()), K.shape[1])),
+            values[keep], tuple(label for label, k in zip(labels, keep) if k))
 
 
 def _settled(equations: Equations, b0: np.ndarray, start: np.ndarray,

@@ -521,3 +521,17 @@ def test_a_jump_reaches_a_nonlinear_circuit_at_its_time():
     assert at_jump["V(a)"] == pytest.approx(0.0, abs=1e-9)
     assert at_jump["I(I1)"] == pytest.approx(0.0, abs=1e-15)
     assert frame["V(a)"].iloc[-1] > 0.5
+
+
+@pytest.mark.ngspice
+def test_an_inductor_initial_current_its_circuit_fixes_is_ignored_as_ngspice_ignores_it(
+        ngspice, caplog):
+    """L1 in series with a 1 mA source and IC=2m: no operating point keeps 2 mA (it was a
+    singular system); a warning, and 1 mA, as ngspice without uic."""
+    text = "ic\nI1 0 a DC 1m\nL1 a b 1m IC=2m\nR1 b 0 1k\n.tran 1u 10u\n"
+    with caplog.at_level("WARNING", logger="mna"):
+        (result,) = mna.run(mna.read_string(text))
+    assert "IC(L1) ignored: the circuit fixes it at t = 0" in caplog.text
+    theirs = ngspice.run(text + ".save I(L1)\n")["tran"].data
+    assert result["I(L1)"][0] == pytest.approx(theirs["I(l1)"].iloc[0], rel=1e-12) == 1e-3
+    assert np.allclose(result["I(L1)"], 1e-3, rtol=1e-12, atol=0)
