@@ -435,6 +435,10 @@ def run_steps(solver: StepSolver, scheme: LinearMultistep, drive: Inputs, x0: np
                 if allowed < REJECT_BELOW * taken:
                     stats.rejected += 1
                     h = max(allowed * h / taken, h / RETRY_SHRINK)
+                    if landing:   # stretched onto the target and refused: a step that the
+                        # error allows could leave less than the resolution, and be stretched
+                        # again; the next stops halfway
+                        h = min(h, (target - t) / 2)
                     # below the resolution, where a step would once have ended the run, only
                     # while it makes headway
                     stall = stalled() if h < policy.resolution else None

@@ -4,6 +4,9 @@ and stepped onto; against closed forms, expm, and ngspice's own time points."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -542,3 +545,46 @@ def test_an_impulse_at_the_start_does_not_ring_on():
         late = frame.index > 1e-6
         exact = -0.1 * 10e-3 * 1e-9 * w**2 * np.sin(w * frame.index[late])
         assert np.abs(frame["V(b)"][late] - exact).max() < bound, method
+
+
+# a CCVS whose control is a capacitor's current drives a capacitor: the error of its charge
+# refuses every step near the PULSE's corner at 4.5 s
+STRETCHED = """a landing step that the error refuses
+.domain rotational r4 r6 r7
+.domain translational t5
+R1 e1 0 0.6242
+R2 e2 0 3.4758
+R3 e3 e2 2.1987
+C1 e1 e3 2.3993
+R4 r4 0 b=3.59
+R5 0 r4 b=1.0561
+C2 r4 0 J=0.3788
+C3 t5 0 m=0.4637
+R6 t5 0 b=1.3296
+R7 t5 0 b=0.9424
+GY1 e3 e1 r4 0 -3.0232
+TF1 r4 0 t5 0 0.64
+V1 r4 0 DC 0.3 SIN(0.3 1.0 0.010531)
+I1 0 t5 DC -0.2 PULSE(-0.2 0.8 3.0 1.5 3.0 9.0 300.0)
+Vam1 r4 r6 DC 0.0
+C4 r6 0 J=2.7013
+H1 r7 0 Vam1 1.19225
+R8 r7 r6 b=0.3023
+C5 r7 0 J=1.6828
+.options reltol=1e-6 abstol=1e-15 chgtol=1e-18 vntol=1e-12
+.tran 0.15 30
+"""
+
+
+def test_a_landing_step_that_the_error_refuses_is_not_stretched_again(tmp_path):
+    """The step onto the corner, stretched to it over less than the resolution, was refused;
+    the shorter step the error allowed was stretched onto it again, for ever (3 million
+    tries in 100 s). Now the next try stops halfway, and the run ends: here with the step too
+    small at the corner, in well under a second (a subprocess, so a relapse cannot hang the
+    suite)."""
+    netlist = tmp_path / "stretched.net"
+    netlist.write_text(STRETCHED)
+    ran = subprocess.run([sys.executable, "-m", "mna", "run", "-q", str(netlist), "-o",
+                          str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode != 0
+    assert "time step too small at t = 4.5 s" in ran.stderr
