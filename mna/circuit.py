@@ -116,6 +116,7 @@ class Circuit:
     measures: tuple[Measure, ...] = ()
     fouriers: tuple[Fourier, ...] = ()
     saves: tuple[OutputName, ...] = ()
+    save_all: bool = False   # ``.save all`` beside the outputs it lists: those and the default
     elements_by_key: dict[str, Element] = field(default_factory=dict)
 
     @property
@@ -242,8 +243,13 @@ class Circuit:
         return nodes + throughs
 
     def outputs(self) -> tuple[OutputName, ...]:
-        """The outputs asked for: the ``.save`` list, or every default one."""
-        return self.saves or self.default_outputs()
+        """The outputs asked for: the ``.save`` list, or every default one (with ``.save
+        all``, those and the list's)."""
+        if self.saves and not self.save_all:
+            return self.saves
+        defaults = self.default_outputs()
+        known = set(defaults)
+        return (*defaults, *(output for output in self.saves if output not in known))
 
     @cached_property
     def element_probes(self) -> tuple[OutputName, ...]:

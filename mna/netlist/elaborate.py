@@ -129,6 +129,7 @@ class _Elaborator:
         self.initial: dict[OutputName, Value] = {}
         self.nodeset: dict[OutputName, Value] = {}
         self.saves: list[OutputName] = []
+        self.save_all = False   # a .save all (ngspice's: the default outputs too)
         self.analyses: list[Request] = []
         self.steps: list[Sweep] = []
         self.measures: list[Measure] = []
@@ -173,6 +174,7 @@ class _Elaborator:
             measures=tuple(self.measures),
             fouriers=tuple(self.fouriers),
             saves=_distinct(self.saves),
+            save_all=self.save_all,
             elements_by_key=self.elements_by_key,
         )
         for element in self.elements:
@@ -727,6 +729,7 @@ class _Elaborator:
             return   # ngspice's .print pz all: the .pz result holds every pole and zero
         for index, item in enumerate(card.fields):
             if isinstance(item, str) and item.lower() in ("all", "op", "dc", "ac", "tran"):
+                self.save_all = self.save_all or item.lower() == "all"
                 continue
             if isinstance(item, Braced):
                 reader = self._reader(card, scope, f"{card.key} V(node) I(element) {{expr}} ...")

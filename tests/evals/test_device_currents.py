@@ -194,3 +194,18 @@ def test_an_initial_value_of_a_device_current_is_refused_at_its_place():
         mna.read_string("ic\nV1 a 0 1\nR1 a b 1k\nD1 b 0 dd\n.model dd D\n.ic I(D1)=1m\n"
                         ".tran 1u 10u\n")
     assert raised.value.location.line == 6
+
+
+@pytest.mark.ngspice
+def test_save_all_beside_device_currents_keeps_the_default_outputs(ngspice):
+    """ngspice's `.save all @q1[ic]`: every default vector and the current (mna saved the
+    current alone)."""
+    text = ("all\nV1 a 0 5\nR1 a c 1k\nR2 a b 100k\nQ1 c b 0 qm\n.model qm NPN(IS=1e-15)\n"
+            ".save all @q1[ic]\n.op\n")
+    ours = mna.operating_point(mna.read_string(text))
+    theirs = ngspice.run(text)["op"].data.iloc[0]
+    assert set(ours.names) == {"V(a)", "V(c)", "V(b)", "I(V1)", "@Q1[ic]"}
+    assert {name.lower() for name in ours.names} == {name.lower().replace("i(@", "@")[:-1]
+                                                     if name.startswith("I(@") else
+                                                     name.lower() for name in theirs.index}
+    assert ours["@Q1[ic]"] == pytest.approx(theirs["I(@q1[ic])"], rel=1e-3)
