@@ -129,8 +129,11 @@ class Coupling(Element):
         first, second = (s.circuit.elements_by_key[key] for key in self.inductors)
         # of one copy of each (m= copies in parallel share the current, each coupled so),
         # and divided among the coupled pairs of an instance's copies
-        mutual = (s.value(self.coefficient) * s.sqrt(first.one_copy(s) * second.one_copy(s))
-                  / self.copies)
+        product = first.one_copy(s) * second.one_copy(s)
+        if isinstance(product, float) and not product > 0:
+            self.fail(f"couples {first.name} and {second.name}, whose values at their "
+                      "temperature, scaled, are not of one sign")
+        mutual = s.value(self.coefficient) * s.sqrt(product) / self.copies
         k1, k2 = s.branch(first), s.branch(second)
         s.C.add(k1, k2, mutual)
         s.C.add(k2, k1, mutual)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -15,6 +16,8 @@ from mna.elements.modelled import ModelledElement, names_a_model, types_of
 from mna.expr import Expression, Instruction, Probe, Value, times
 from mna.netlist.fields import GROUND, FieldReader, plain_number
 from mna.netlist.model import Braced
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)
@@ -63,8 +66,9 @@ class Passive(Element):
             copies["copies"] = reader.copies()
         given = [key for key in reader.assigns if key in cls.keywords]
         if len(given) > 1 or (given and bare is not None):
+            values = ", ".join(f"{k}=" for k in sorted(cls.keywords | cls.spelled.keys()))
             reader.fail(f"{reader.name}: give one value (a bare analog value or one of "
-                        f"{cls.allowed})", usage=True)
+                        f"{values})", reader.assigns[given[-1]].location, usage=True)
         options = cls._options(reader, cls.keys)
         keyword = given[0] if given else None
         value = options.pop(keyword) if keyword else bare
@@ -139,6 +143,9 @@ class Passive(Element):
         if isinstance(self.value, float) and self.letter != "C" and not (
                 self.value != 0 and math.isfinite(1 / self.value)):
             self.fail(f"value must be non-zero and its inverse finite, got {self.value:g}")
+        if self.temp is not None and self.dtemp != 0.0:
+            log.warning("%s: %s: temp= gives its temperature; dtemp= is ignored, as ngspice "
+                        "ignores it", self.location, self.name)
 
     def initial_conditions(self, s, uic):
         """A-type: its across variable; T-type: its through variable (``IC=`` or, with
@@ -168,7 +175,11 @@ class Passive(Element):
         tc1, tc2 = (self.tc1, self.tc2) if coefficients is None else coefficients
         if tc1 or tc2:
             rise = self.temperature_rise(s, tnom)
-            value = value * (1 + s.value(tc1 or 0.0) * rise + s.value(tc2 or 0.0) * rise**2)
+            factor = 1 + s.value(tc1 or 0.0) * rise + s.value(tc2 or 0.0) * rise * rise
+            if isinstance(factor, float) and not math.isfinite(factor):
+                self.fail(f"its temperature factor 1 + tc1 dT + tc2 dT^2 is {factor:g} at "
+                          f"dT = {rise:g}")
+            value = value * factor
         return value * s.value(self.scale) if self.scale != 1.0 else value
 
     def temperature_rise(self, s, tnom: float | None = None) -> Value:
@@ -282,7 +293,12 @@ class Resistor(Passive):
             value = self._model_resistance(s, model)
         tc1, tc2, tce = coefficients
         if tce is not None:   # in place of tc1 and tc2
-            value = value * 1.01 ** (s.value(tce) * self.temperature_rise(s, tnom))
+            exponent = s.value(tce) * self.temperature_rise(s, tnom)
+            try:
+                value = value * 1.01 ** exponent
+            except OverflowError:
+                self.fail(f"its temperature factor 1.01^(tce dT) overflows at tce dT = "
+                          f"{exponent:g}")
             tc1 = tc2 = None
         return self.parallel(s, self.at_temperature(s, value, (tc1, tc2), tnom))
 
@@ -442,7 +458,13 @@ class Inductor(Passive):
         s.C.add(k, k, self.inductance(s))
 
     def inductance(self, s) -> Value:
-        return self.parallel(s, self.one_copy(s))
+        """Not 0: a T-type element of value 0 is a short that keeps a branch (scale=0, or a
+        temperature factor 0, makes one as a bare 0 would)."""
+        value = self.parallel(s, self.one_copy(s))
+        if isinstance(value, float) and not (value != 0 and math.isfinite(1 / value)):
+            self.fail(f"the value is {value:g} at its temperature, scaled: it must be non-zero "
+                      "with a finite inverse")
+        return value
 
     def one_copy(self, s) -> Value:
         """The inductance of one of its copies, at its temperature and scaled."""

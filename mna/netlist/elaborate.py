@@ -144,7 +144,9 @@ class _Elaborator:
         functions = self._functions(first[".func"], {})
         parameters = self._parameters(first[".param"], functions)
         self.nominal: dict[str, float] | None = None   # evaluated for the first .if
-        self.conditions: list[tuple[Expression, SourceLocation]] = []   # of parameters
+        # what reads parameters at their nominal values (a .if's condition, an instance's
+        # m=): each expression, where it is, what it is and why it must stay
+        self.nominal_reads: list[tuple[Expression, SourceLocation, str, str]] = []
         self.parameters = parameters
         scope = self.top_scope = Scope(known=frozenset(self.parameter_names) | {TEMPERATURE},
                                        functions=functions, globals=globals_,
@@ -201,7 +203,7 @@ class _Elaborator:
                         per_point=False)
         for request in self.analyses:   # each of its points at every .step point
             request.check(circuit)
-        self._check_conditions(circuit)
+        self._check_nominal_reads(circuit)
         check_source_topology(circuit)
         return circuit
 
@@ -355,13 +357,21 @@ class _Elaborator:
         expression = scope.value(scope.expression(braced, condition=True))
         if not isinstance(expression, Expression):
             return expression != 0
-        self.conditions.append((expression, card.location))
+        return self._at_nominal(expression, card.location, "the condition",
+                                "a .if picks cards once, at the nominal values (write the "
+                                "choice into the values, e.g. {if(p > 1, a, b)})") != 0
+
+    def _at_nominal(self, expression: Expression, location: SourceLocation, what: str,
+                    why: str) -> float:
+        """`expression` at the parameters' nominal values, for what the netlist decides once
+        (`what`, `why`: the error where `.step`, `.dc` or `.mc` varies one it reads)."""
+        self.nominal_reads.append((expression, location, what, why))
         if self.nominal is None:
             self.nominal = _nominal(self.parameters)
         for name, call in self.random.parameters.items():   # calls in instances met so far
             if name not in self.nominal:
                 self.nominal[name] = call.evaluate(self.nominal)
-        return expression.evaluate(self.nominal) != 0
+        return expression.evaluate(self.nominal)
 
     def _check_measure_expressions(self) -> None:
         """A ``.meas`` measures an analysis the netlist has (``.four`` a ``.tran``), and its
@@ -386,9 +396,10 @@ class _Elaborator:
                                        "before this one", location)
             known.add(measure.name.lower())
 
-    def _check_conditions(self, circuit: Circuit) -> None:
-        """A ``.if`` is decided once, at the nominal values: refuse one that reads (through
-        other parameters too) a parameter that a ``.step``, a ``.dc`` or ``.mc`` varies."""
+    def _check_nominal_reads(self, circuit: Circuit) -> None:
+        """A ``.if`` is decided once, and an instance's copies made once, at the nominal
+        values: refuse one that reads (through other parameters too) a parameter that a
+        ``.step``, a ``.dc`` or ``.mc`` varies."""
         varied = {step.name: ".step varies it" for step in circuit.steps if step.is_parameter}
         for analysis in circuit.analyses:
             if isinstance(analysis, DcSweep):
@@ -397,7 +408,7 @@ class _Elaborator:
                               if sweep.kind in ("parameter", "temperature"))
         if circuit.montecarlo is not None:
             varied.update((name, ".mc draws it") for name in self.random.parameters)
-        for expression, location in self.conditions:
+        for expression, location, subject, why in self.nominal_reads:
             read, pending = set(), list(expression.names)
             while pending:
                 name = pending.pop()
@@ -407,10 +418,8 @@ class _Elaborator:
                 if name in varied:
                     what = ("a random function" if name in self.random.parameters
                             else f"'{self.parameter_names.get(name, name)}'")
-                    raise NetlistError(
-                        f"the condition reads {what}, and {varied[name]}: a .if picks cards "
-                        "once, at the nominal values (write the choice into the values, e.g. "
-                        "{if(p > 1, a, b)})", location)
+                    raise NetlistError(f"{subject} reads {what}, and {varied[name]}: {why}",
+                                       location)
                 value = circuit.parameters.get(name)
                 if isinstance(value, Expression):
                     pending.extend(value.names)
@@ -540,7 +549,11 @@ class _Elaborator:
         declared = {assignment(a, a.location).name.lower() for a in sub.defaults} | local
         copies = scope.copies
         if "m" in overrides and "m" not in declared:   # ngspice's multiplier
-            copies *= self._instance_copies(reader, overrides.pop("m"))
+            assign = overrides.pop("m")
+            copies *= self._instance_copies(reader, assign)
+            if not 0 < copies < math.inf:
+                reader.fail(f"the m= of this instance and of those around it multiply to "
+                            f"{copies:g}", assign.places[0])
         for key, assign in overrides.items():
             if key not in declared:
                 raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{key}'",
@@ -574,16 +587,16 @@ class _Elaborator:
         self._cards(body, inner, depth + 1)
         self.expanding.pop()
 
-    @staticmethod
-    def _instance_copies(reader: FieldReader, assign: Assign) -> float:
+    def _instance_copies(self, reader: FieldReader, assign: Assign) -> float:
         """The ``m=`` of an instance whose subcircuit has no parameter m: ngspice's
-        multiplier, a positive number."""
+        multiplier, a positive number (at the parameters' nominal values)."""
         if len(assign.values) != 1:
             reader.fail("m= takes one value", assign.location)
         value = reader.evaluate(assign.values[0], "multiplier m", assign.places[0])
-        if not isinstance(value, float):
-            reader.fail("an instance's m= must be a number, not one that .step, .dc or .mc "
-                        "varies", assign.places[0])
+        if isinstance(value, Expression):
+            value = self._at_nominal(value, assign.places[0], "the instance's m=",
+                                     "an instance's copies are made once, at the nominal "
+                                     "values")
         if not (value > 0 and math.isfinite(value)):
             reader.fail(f"an instance's m= must be positive, got {value:g}", assign.places[0])
         return value

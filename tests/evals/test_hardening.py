@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -501,3 +502,37 @@ def test_the_rows_of_a_stepped_run_are_counted_against_maxpoints():
     assert ".step (the rows of all its tables) asks for 240 points" in error.message
     assert place(error) == (6, 13)
     assert mna.run(mna.read_string(text.replace("maxpoints=100", "maxpoints=240")))
+
+
+@pytest.mark.parametrize("line, message, column", [
+    ("C1 b 0 1u tc2=1 temp=1e200", "C1: its temperature factor 1 \\+ tc1 dT \\+ tc2 dT\\^2 is inf",
+     1),
+    ("R1 b 0 1k tce=1 temp=1e5", "R1: its temperature factor 1.01\\^.tce dT. overflows", 1),
+    ("L1 b 0 1m scale=0", "L1: the value is 0 at its temperature, scaled", 1),
+    ("L1 b 0 1m tc1=-0.01 temp=127", "L1: the value is 0 at its temperature, scaled", 1),
+    ("C1 b 0 1u cap=2u", "C1: give one value .a bare analog value or one of c=, cap=, "
+                         "capacitance=, j=, m=.", 11),
+])
+def test_a_temperature_factor_or_scale_that_ruins_a_value_is_refused_at_its_line(
+        line, message, column):
+    """The temperature factor overflowed (OverflowError, an internal error), and an
+    inductance made 0 by scale= or the factor ran as a short (found by a fuzz)."""
+    error = error_of(f"t\nV1 a 0 DC 1 AC 1\nR0 a b 1k\n{line}\n.op\n")
+    assert re.search(message, error.message), error.message
+    assert place(error) == (4, column)
+
+
+def test_a_coupling_of_inductances_of_two_signs_is_refused():
+    error = error_of("t\nV1 a 0 AC 1\nR1 a b 1\nL1 b 0 1m\nL2 c 0 1m scale=-1\nR2 c 0 1\n"
+                     "K1 L1 L2 0.5\n.op\n")
+    assert "K1: couples L1 and L2, whose values at their temperature, scaled, are not of one " \
+           "sign" in error.message
+    assert place(error) == (7, 1)
+
+
+def test_temp_beside_dtemp_warns_that_dtemp_is_ignored(caplog):
+    with caplog.at_level("WARNING", logger="mna"):
+        op = mna.operating_point(mna.read_string(
+            "t\nI1 0 a 1\nR1 a 0 1k tc1=0.01 temp=50 dtemp=10\n"))
+    assert "R1: temp= gives its temperature; dtemp= is ignored" in caplog.text
+    assert op["V(a)"] == pytest.approx(1e3 * (1 + 0.01 * 23), rel=1e-12)

@@ -178,7 +178,8 @@ def test_an_element_that_cannot_be_copied_is_refused_in_an_instance_with_m(insid
 @pytest.mark.parametrize("value, message", [
     ("0", "an instance's m= must be positive, got 0"),
     ("-2", "an instance's m= must be positive, got -2"),
-    ("{k}", "an instance's m= must be a number, not one that .step, .dc or .mc varies"),
+    ("{k}", "the instance's m= reads 'k', and .step varies it: an instance's copies are made "
+            "once, at the nominal values"),
 ])
 def test_an_instance_m_must_be_a_positive_number(value, message):
     text = (f"bad m\n.param k=2\n.step param k 1 3 1\nV1 in 0 DC 1\n.subckt blk a\nR1 a 0 1k\n"
@@ -199,3 +200,18 @@ def test_an_element_m_must_be_positive(line):
     with pytest.raises(NetlistError, match="m(=)? must be positive") as raised:
         mna.run(mna.read_string(text))
     assert raised.value.location.line == 4
+
+
+def test_an_instance_m_may_read_a_parameter_nothing_varies():
+    text = ("m of a parameter\n.param p=2\n.subckt sub a b\nR1 a b 1k\n.ends\nV1 in 0 1\n"
+            "X1 in 0 sub m={p}\n.op\n")
+    assert mna.operating_point(mna.read_string(text))["I(V1)"] == pytest.approx(-2e-3,
+                                                                               rel=1e-12)
+
+
+def test_instances_whose_m_multiply_beyond_the_float_range_are_refused_at_the_instance():
+    text = ("tiny\n.subckt s a\nVh a h 0\nRh h 0 1k\nH1 a 0 Vh 2\n.ends\n.subckt t a\n"
+            "X1 a s m=1e-300\n.ends\nV1 x 0 1\nR0 x y 1\nX1 y t m=1e-300\n.op\n")
+    with pytest.raises(NetlistError, match="multiply to 0") as raised:
+        mna.read_string(text)
+    assert raised.value.location.line == 8   # the inner instance's line
