@@ -33,6 +33,7 @@ Two implementations share these definitions:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -146,12 +147,25 @@ def finite_eigenvalue_count(G: np.ndarray, C: np.ndarray) -> int:
     if n == 0:
         return 0
     # QZ on the equilibrated pencil (one scale per equation and per unknown, shared by G and
-    # C); eigenvalues with beta = 0 are the infinite ones.
+    # C), in the time scale where G and C weigh alike; eigenvalues with beta = 0 are the
+    # infinite ones.
     r, c = _equilibrate(np.abs(G) + np.abs(C))
     Gs, Cs = G * r[:, None] * c[None, :], C * r[:, None] * c[None, :]
+    Cs = Cs * _time_scale(Gs, Cs)
     alpha, beta = scipy.linalg.eigvals(Gs, -Cs, homogeneous_eigvals=True)
     scale = np.abs(alpha) + np.abs(beta)
     return int(np.sum(np.abs(beta) > 1e-8 * np.where(scale > 0, scale, 1)))
+
+
+def _time_scale(G: np.ndarray, C: np.ndarray) -> float:
+    """The factor sigma of a time tau = sigma t in which ``G z + sigma C dz/dtau`` weighs
+    both terms alike (a 1 kOhm, 1 uH circuit's pole at -1e9 rad/s is -1 there): the rank
+    decisions, relative to the largest value, then see the storage (else its pole looks
+    infinite, and its state bound by the equations)."""
+    r, c = _equilibrate(np.abs(G) + np.abs(C))
+    weights = (np.linalg.norm(G * r[:, None] * c[None, :]),
+               np.linalg.norm(C * r[:, None] * c[None, :]))
+    return weights[0] / weights[1] if all(weights) else 1.0
 
 
 def _constraints(M0: np.ndarray, n: int) -> np.ndarray:
@@ -220,6 +234,10 @@ def reduce_dense(
     else:
         Gn, Cn, Bn, Pn, Qn, Rn = (_dense(m) for m in (G, C, B, P, Q, R))
         Wn = _left_null(Cn)
+    # in the time tau = sigma t (`_time_scale`): C and Q times sigma; a numeric model's
+    # coefficients are brought back to t below, the exact ones are of G ... R themselves
+    sigma = _time_scale(Gn, Cn)
+    Cn, Qn = Cn * sigma, Qn * sigma
     n, k = Gn.shape[0], Wn.shape[1]
     # The derivative array with z'' eliminated: [G C; 0 W^T G] (z, z') = (B u, W^T B u').
     M1 = np.block([[Gn, Cn], [np.zeros((k, n)), Wn.T @ Gn]])
@@ -236,20 +254,27 @@ def reduce_dense(
             f"the storage elements give {r} independent states ({names}) but the system has "
             f"{expected} finite natural frequencies: it has no state-space form with physical "
             "states (a higher-index descriptor system)")
+    exact = (G, C, B, P, Q, R, W_exact) if symbolic else None
     try:
-        return _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates, states, input_names,
-                        (G, C, B, P, Q, R, W_exact) if symbolic else None)
+        reduced = _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates, states, input_names, exact)
     except _FreeDerivative as free:
         # the states are free, but one's derivative needs the second derivative array (a
         # T-type element whose through variable a controlled source sets from a capacitor's
         # current): trade it for a candidate left out, as another netlist order would
         for trial in _exchanges(K, Sc, order, states, states[free.state], candidates):
             try:
-                return _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates, trial, input_names,
-                                (G, C, B, P, Q, R, W_exact) if symbolic else None)
+                reduced = _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates, trial, input_names,
+                                   exact)
+                break
             except _FreeDerivative:
                 continue
-        raise DescriptorIndexError(str(free)) from None
+        else:
+            raise DescriptorIndexError(str(free)) from None
+    if symbolic:
+        return reduced
+    # dx/dt = sigma dx/dtau, u' = sigma du/dtau
+    return dataclasses.replace(reduced, A=reduced.A * sigma, B=reduced.B * sigma,
+                               F=reduced.F / sigma)
 
 
 class _FreeDerivative(DescriptorIndexError):

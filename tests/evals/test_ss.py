@@ -36,9 +36,11 @@ def pencil_eigenvalues(system) -> np.ndarray:
     rows, cols = _equilibrate(np.abs(G) + np.abs(C))  # one scale per equation and unknown
     Gs = G * rows[:, None] * cols[None, :]
     Cs = C * rows[:, None] * cols[None, :]
-    alpha, beta = scipy.linalg.eigvals(Gs, -Cs, homogeneous_eigvals=True)
+    # in a time where both weigh alike (a pole at -1e9 rad/s, -1 there, is no infinite one)
+    sigma = np.linalg.norm(Gs) / np.linalg.norm(Cs) if np.linalg.norm(Cs) else 1.0
+    alpha, beta = scipy.linalg.eigvals(Gs, -sigma * Cs, homogeneous_eigvals=True)
     finite = np.abs(beta) > 1e-9 * np.abs(alpha)
-    return alpha[finite] / beta[finite]
+    return sigma * alpha[finite] / beta[finite]
 
 
 def descriptor_response(system, chosen: list[int], s: complex) -> np.ndarray:
@@ -278,6 +280,21 @@ def test_a_symbolic_model_that_the_netlist_values_make_singular_says_so(caplog):
     assert numeric.states == ("I(L2)",)
     check_invariants(circuit, numeric, (circuit.output("V(c)"),))
     assert len(model.numeric({"k1": 0.5}).states) == 2
+
+
+@pytest.mark.parametrize("symbolic", [True, False])
+def test_a_fast_pole_is_a_finite_natural_frequency(symbolic, monkeypatch):
+    """R = 1 kOhm and L = 1 uH: a pole at -1e9 rad/s, which the count of finite natural
+    frequencies took for an infinite one in the dense reduction (symbolic, or with loops of
+    storage), and refused the model."""
+    monkeypatch.setattr(ssm, "reduce_sparse", lambda *args: None)
+    text = ("rl\n.param rr=1k ll=1u\nV1 a 0 AC 1\nR1 a b {rr}\nL1 b 0 {ll}\n"
+            f".ss in=V1 out=V(b){' symbolic' if symbolic else ''}\n")
+    circuit, model = model_of(text)
+    assert model.states == ("I(L1)",)
+    assert float(np.asarray(model.numeric().A)[0, 0]) == pytest.approx(-1e9, rel=1e-12)
+    check_invariants(circuit, model.numeric(), (circuit.output("V(b)"),),
+                     frequencies=(1e6, 1.6e8, 1e10))
 
 
 def test_loop_of_across_sources_is_an_error():
