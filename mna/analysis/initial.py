@@ -63,9 +63,9 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
     except SingularSystemError as error:   # of a linear system
         conflicting = [label for label in error.unknowns if label in labels]
         if not uic and conflicting:   # as ngspice ignores an inductor's IC= without uic
-            log.warning("%s: %s ignored: the circuit fixes %s at t = 0 (a through source in "
-                        "series, or a cut-set of them)", circuit.path, ", ".join(conflicting),
-                        "it" if len(conflicting) == 1 else "them")
+            log.warning("%s: %s ignored: the circuit's equations fix %s at t = 0 (a through "
+                        "source in series with an inductor, say)", circuit.path,
+                        ", ".join(conflicting), "it" if len(conflicting) == 1 else "them")
             K, values, labels = _without(K, values, labels, conflicting)
             return _constrained(circuit, equations, b0, K, values, labels, uic)[:n]
         if not uic:

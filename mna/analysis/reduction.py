@@ -325,7 +325,9 @@ def _reduced(Gn, Bn, Pn, Qn, Wn, M1, S, candidates: list[Candidate], states: tup
         clash = np.abs(mu @ rhs_s[Ib] - rhs_s[other])
         bad = clash.max(axis=0) > 1e-7 * (1 + np.abs(rhs_s).max())
         if bad[:r].any():
-            raise DescriptorIndexError("internal: the chosen states are not independent")
+            raise DescriptorIndexError(
+                "the states chosen are not independent at these values: the circuit's time "
+                "scales lie too far apart for the reduction's floating-point rank decisions")
         if bad[r:].any():
             which = sorted({input_names[j % m] for j in np.flatnonzero(bad[r:])})
             raise DescriptorIndexError(

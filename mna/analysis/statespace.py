@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import random
 
+import numpy as np
+
 from mna.analysis.op import small_signal
 from mna.analysis.reduction import (
     DENSE_LIMIT,
@@ -100,7 +102,8 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
     reduced = None
     if not symbolic:
         reduced = reduce_sparse(G, C, B, P, Q, R, candidates, dense)
-    if reduced is None:
+    decided_densely = reduced is None
+    if decided_densely:
         if not symbolic and system.size > DENSE_LIMIT:
             raise DescriptorIndexError(
                 f"{system.size} unknowns with loops of A-type elements and across sources (or "
@@ -127,9 +130,51 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
             result.numeric()
         except DescriptorIndexError as error:
             log.warning("%s: %s", circuit.path, error)
+            return result.with_transfer_functions() if tf else result
+    if decided_densely and system.size <= CHECKED_MAX:
+        numeric = (small_signal(circuit, assemble(circuit, outputs=outputs)) if symbolic
+                   else system)
+        _check_response(result, numeric, chosen)
     if tf:
         result = result.with_transfer_functions()
     return result
+
+
+# the dense reduction decides ranks in floating point, where time scales far apart can hide a
+# state: up to this many unknowns its model's response is checked against the circuit's
+CHECKED_MAX = 300
+CHECKED_AT = np.logspace(-6, 15, 22)   # rad/s
+CHECK_TOLERANCE = 1e-6
+
+
+def _check_response(model: StateSpaceResult, system, chosen: list[int]) -> None:
+    """That `model`'s H(jw) is the descriptor system's ``(P + jw Q)(G + jw C)^-1 B + R``
+    at `CHECKED_AT`, each output and input to `CHECK_TOLERANCE` of its largest value there;
+    else a `DescriptorIndexError` (a state lost to the rank decisions)."""
+    G, C = system.G.toarray(), system.C.toarray()
+    B, R = system.B.toarray()[:, chosen], system.R.toarray()[:, chosen]
+    P, Q = system.P.toarray(), system.Q.toarray()
+    expected, got, at = [], [], []
+    for w in CHECKED_AT:
+        try:
+            x = np.linalg.solve(G + 1j * w * C, B)
+        except np.linalg.LinAlgError:   # a resonance there: no response to compare
+            continue
+        expected.append((P + 1j * w * Q) @ x + R)
+        got.append(model.frequency_response(1j * w)[0])
+        at.append(w)
+    if not expected:
+        return
+    expected, got = np.array(expected), np.array(got)
+    scale = np.abs(expected).max(axis=0)
+    error = np.abs(got - expected) / np.where(scale > 0, scale, 1.0)
+    if not np.isfinite(error).all() or error.max() > CHECK_TOLERANCE:
+        worst = at[int(np.argmax(np.nanmax(np.where(np.isfinite(error), error, np.inf),
+                                           axis=(1, 2))))]
+        raise DescriptorIndexError(
+            f"the model found has {len(model.states)} states, and its response differs from "
+            f"the circuit's at {worst:.3g} rad/s: its time scales lie too far apart for the "
+            "reduction's floating-point rank decisions (a state was lost)")
 
 
 def _parameter_values(circuit) -> dict:

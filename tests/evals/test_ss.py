@@ -297,6 +297,21 @@ def test_a_fast_pole_is_a_finite_natural_frequency(symbolic, monkeypatch):
                      frequencies=(1e6, 1.6e8, 1e10))
 
 
+def test_a_dense_reduction_that_loses_a_state_is_refused_not_returned():
+    """10 fF and 1 mF: poles at -2e11 and -0.5 rad/s, too far apart for the rank decisions
+    of the symbolic (dense) reduction, which kept V(c) alone and returned a model off by a
+    factor of 3 at high frequency; its response is now checked against the circuit's."""
+    text = ("rc\nV1 a 0 AC 1\nR1 a b 1k\nC1 b 0 10f\nR2 b c 1k\nC2 c 0 1m\n"
+            ".ss in=V1 out=V(b) symbolic\n")
+    with pytest.raises(mna.errors.DescriptorIndexError, match="a state was lost"):
+        model_of(text)
+    circuit, numeric = model_of(text.replace(" symbolic", ""))   # the sparse path keeps both
+    eigenvalues = np.sort(np.linalg.eigvals(np.asarray(numeric.A.todense()
+                                                       if scipy.sparse.issparse(numeric.A)
+                                                       else numeric.A, float)).real)
+    assert np.allclose(eigenvalues, [-2e11, -0.5], rtol=1e-6)
+
+
 def test_loop_of_across_sources_is_an_error():
     with pytest.raises(mna.TopologyError, match="loop of across sources"):
         mna.read_string("V loop\nV1 a 0 1\nV2 a 0 2\nR1 a 0 1\n.ss in=V1 out=V(a)\n")

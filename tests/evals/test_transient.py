@@ -531,7 +531,7 @@ def test_an_inductor_initial_current_its_circuit_fixes_is_ignored_as_ngspice_ign
     text = "ic\nI1 0 a DC 1m\nL1 a b 1m IC=2m\nR1 b 0 1k\n.tran 1u 10u\n"
     with caplog.at_level("WARNING", logger="mna"):
         (result,) = mna.run(mna.read_string(text))
-    assert "IC(L1) ignored: the circuit fixes it at t = 0" in caplog.text
+    assert "IC(L1) ignored: the circuit's equations fix it at t = 0" in caplog.text
     theirs = ngspice.run(text + ".save I(L1)\n")["tran"].data
     assert result["I(L1)"][0] == pytest.approx(theirs["I(l1)"].iloc[0], rel=1e-12) == 1e-3
     assert np.allclose(result["I(L1)"], 1e-3, rtol=1e-12, atol=0)
