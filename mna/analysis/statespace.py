@@ -151,6 +151,7 @@ def _check_response(model: StateSpaceResult, system, chosen: list[int]) -> None:
     """That `model`'s H(jw) is the descriptor system's ``(P + jw Q)(G + jw C)^-1 B + R``
     at `CHECKED_AT`, each output and input to `CHECK_TOLERANCE` of its largest value there;
     else a `DescriptorIndexError` (a state lost to the rank decisions)."""
+    model = model.numeric()   # once (a symbolic model's values are substituted anew each time)
     G, C = system.G.toarray(), system.C.toarray()
     B, R = system.B.toarray()[:, chosen], system.R.toarray()[:, chosen]
     P, Q = system.P.toarray(), system.Q.toarray()
