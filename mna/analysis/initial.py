@@ -67,7 +67,10 @@ def initial_state(circuit, equations: Equations, b0: np.ndarray, uic: bool,
                         "source in series with an inductor, say)", circuit.path,
                         ", ".join(conflicting), "it" if len(conflicting) == 1 else "them")
             K, values, labels = _without(K, values, labels, conflicting)
-            return _constrained(circuit, equations, b0, K, values, labels, uic)[:n]
+            try:
+                return _constrained(circuit, equations, b0, K, values, labels, uic)[:n]
+            except SingularSystemError as again:
+                error = again
         if not uic:
             raise SingularSystemError(f"operating point at t = 0: {error}",
                                       error.unknowns) from None

@@ -125,16 +125,17 @@ def state_space(circuit, inputs=None, outputs=None, symbolic: bool = False, tf: 
         title=circuit.title,
         defaults=_parameter_values(circuit) if symbolic else None,
     )
+    model: StateSpaceResult | None = result
     if symbolic:
         try:
-            result.numeric()
+            model = result.numeric()
         except DescriptorIndexError as error:
             log.warning("%s: %s", circuit.path, error)
-            return result.with_transfer_functions() if tf else result
-    if decided_densely and system.size <= CHECKED_MAX:
+            model = None
+    if model is not None and decided_densely and system.size <= CHECKED_MAX:
         numeric = (small_signal(circuit, assemble(circuit, outputs=outputs)) if symbolic
                    else system)
-        _check_response(result, numeric, chosen)
+        _check_response(model, numeric, chosen)
     if tf:
         result = result.with_transfer_functions()
     return result
@@ -148,10 +149,9 @@ CHECK_TOLERANCE = 1e-6
 
 
 def _check_response(model: StateSpaceResult, system, chosen: list[int]) -> None:
-    """That `model`'s H(jw) is the descriptor system's ``(P + jw Q)(G + jw C)^-1 B + R``
+    """That numeric `model`'s H(jw) is the descriptor system's ``(P + jw Q)(G + jw C)^-1 B + R``
     at `CHECKED_AT`, each output and input to `CHECK_TOLERANCE` of its largest value there;
     else a `DescriptorIndexError` (a state lost to the rank decisions)."""
-    model = model.numeric()   # once (a symbolic model's values are substituted anew each time)
     G, C = system.G.toarray(), system.C.toarray()
     B, R = system.B.toarray()[:, chosen], system.R.toarray()[:, chosen]
     P, Q = system.P.toarray(), system.Q.toarray()
