@@ -4,11 +4,17 @@ their sum over a device's terminals is zero."""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import mna
+from mna.elements.diode import BOLTZMANN_OVER_CHARGE
 from mna.errors import NetlistError
+
+NETLISTS = Path(__file__).resolve().parents[2] / "netlists"
 
 DEVICES = """devices
 V1 in 0 DC 0.7 AC 1 PULSE(0.6 0.8 10n 5n 5n 40n 100n)
@@ -209,3 +215,35 @@ def test_save_all_beside_device_currents_keeps_the_default_outputs(ngspice):
                                                      if name.startswith("I(@") else
                                                      name.lower() for name in theirs.index}
     assert ours["@Q1[ic]"] == pytest.approx(theirs["I(@q1[ic])"], rel=1e-3)
+
+
+def test_the_current_mirror_example_is_its_closed_form():
+    """netlists/current_mirror.net: a 1:4 mirror whose output is an instance with m=4;
+    its header's closed form without the Early effect, and its printed values."""
+    op = mna.operating_point(mna.read(NETLISTS / "current_mirror.net"))
+    vt = BOLTZMANN_OVER_CHARGE * (27 + 273.15)
+    reference = (5 - op["V(r)"]) / 4.3e3
+    collector = op["@Q1[ic]"]
+    assert -op["I(VCC)"] == pytest.approx(reference, rel=1e-12)
+    assert collector == pytest.approx(reference / (1 + 5 / 100), rel=1e-6)
+    assert op["V(r)"] == pytest.approx(vt * math.log(collector / 1e-15), rel=1e-6)
+    # to gmin's 1e-12 S across x2's base-collector junctions, 1.29 V reverse there
+    assert op["@X2.Q1[ic]"] == pytest.approx(4 * collector, rel=1e-8)
+    assert -op["I(Vout)"] == pytest.approx(op["@X2.Q1[ic]"], rel=1e-12)
+    assert op["@X2.Q1[ib]"] == pytest.approx(4 * collector / 100, rel=1e-6)
+    # the header's figures
+    assert op["V(r)"] == pytest.approx(0.713332, abs=1e-6)
+    assert op["@X2.Q1[ic]"] == pytest.approx(0.0037977, rel=1e-4)
+
+
+@pytest.mark.ngspice
+def test_the_current_mirror_example_matches_ngspice(ngspice):
+    text = (NETLISTS / "current_mirror.net").read_text().replace(
+        ".save V(r) I(VCC) I(Vout) @q1[ic] @q1[ib] @x2.q1[ic] @x2.q1[ib]",
+        ".save V(r) I(VCC) I(Vout) @q1[ic] @q1[ib]\n.options reltol=1e-9 abstol=1e-15 "
+        "vntol=1e-12")
+    ours = mna.operating_point(mna.read_string(text))
+    theirs = ngspice.run(text)["op"].data.iloc[0]
+    for name, their in (("V(r)", "V(r)"), ("I(VCC)", "I(vcc)"), ("I(Vout)", "I(vout)"),
+                        ("@Q1[ic]", "I(@q1[ic])"), ("@Q1[ib]", "I(@q1[ib])")):
+        assert ours[name] == pytest.approx(theirs[their], rel=1e-7, abs=1e-11), name
