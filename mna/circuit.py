@@ -18,6 +18,8 @@ from mna.netlist.fields import (
     TEMPERATURE,
     TERMINAL_CURRENT,
     OutputName,
+    Scope,
+    read_output,
 )
 from mna.netlist.model import SourceLocation, word_place
 
@@ -187,8 +189,8 @@ class Circuit:
     def output(self, text: str) -> OutputName:
         """``"V(n)"``, ``"V(a,b)"``, ``"I(name)"`` or ``"@q1[ic]"`` as an `OutputName` of this
         circuit."""
-        if current := TERMINAL_CURRENT.fullmatch(text.strip()):
-            output = OutputName("I", (current[1].lower(), current[2].lower()))
+        if TERMINAL_CURRENT.fullmatch(text.strip()):
+            output = read_output(text.strip(), Scope(), None)
             try:
                 self.check_output(output)
             except NetlistError as error:
